@@ -18,6 +18,6 @@ export interface RunContext {
   signal: AbortSignal;
   log: Logger;
   /** Bytes for the job's ordered output log (written to disk before any follower sees them). */
-  output(stream: "stdout" | "stderr", data: Buffer | string): void;
+  output(stream: "stdout" | "stderr" | "pty", data: Buffer | string): void;
   progress(update: ProgressUpdate): void;
 }

@@ -1,0 +1,76 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import WebSocket from "ws";
+import type { WireError } from "../protocol/errors.js";
+
+/** Where a client finds the daemon: the URL from <state>/daemon.json and the token from <config>/token. */
+export function discover(stateDir: string, configDir: string): { url: string; token: string } {
+  let url: string;
+  try {
+    url = (JSON.parse(readFileSync(join(stateDir, "daemon.json"), "utf8")) as { url: string }).url;
+  } catch {
+    throw new Error(`no running daemon found (${join(stateDir, "daemon.json")} is missing); start one with: hotline daemon`);
+  }
+  const token = readFileSync(join(configDir, "token"), "utf8").trim();
+  return { url, token };
+}
+
+export class RequestFailed extends Error {
+  constructor(readonly error: WireError) {
+    super(`${error.code}: ${error.message}${error.path !== undefined ? ` (at ${error.path})` : ""}`);
+  }
+}
+
+type Pending = { resolve: (v: unknown) => void; reject: (e: Error) => void };
+
+/** A small WebSocket client: request/reply matched by id, events to listeners. */
+export class HotlineClient {
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+  private readonly listeners = new Set<(event: Record<string, unknown>) => void>();
+
+  private constructor(readonly ws: WebSocket) {
+    ws.on("message", (data) => {
+      const frame = JSON.parse(data.toString()) as Record<string, unknown>;
+      if (typeof frame.event === "string") {
+        for (const l of this.listeners) l(frame);
+        return;
+      }
+      const p = this.pending.get(frame.id as number);
+      if (!p) return;
+      this.pending.delete(frame.id as number);
+      if (frame.ok) p.resolve(frame.result);
+      else p.reject(new RequestFailed(frame.error as WireError));
+    });
+    ws.on("close", () => {
+      for (const p of this.pending.values()) p.reject(new Error("connection closed"));
+      this.pending.clear();
+    });
+  }
+
+  static connect(url: string, token: string, headers: Record<string, string> = {}): Promise<HotlineClient> {
+    return new Promise((resolve, reject) => {
+      const ws = new WebSocket(url, { headers: { authorization: `Bearer ${token}`, ...headers }, perMessageDeflate: false });
+      ws.once("open", () => resolve(new HotlineClient(ws)));
+      ws.once("unexpected-response", (_req, res) => reject(new Error(`upgrade refused: HTTP ${res.statusCode}`)));
+      ws.once("error", reject);
+    });
+  }
+
+  request<T = Record<string, unknown>>(action: string, params: Record<string, unknown> = {}): Promise<T> {
+    const id = this.nextId++;
+    return new Promise<T>((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      this.ws.send(JSON.stringify({ id, action, ...params }));
+    });
+  }
+
+  onEvent(listener: (event: Record<string, unknown>) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  close(): void {
+    this.ws.close();
+  }
+}

@@ -1,0 +1,18 @@
+import type { HotlineClient } from "./client.js";
+import { coreCommands } from "./commands/core.js";
+import { jobCommands } from "./commands/jobs.js";
+
+export interface CommandContext {
+  client: HotlineClient;
+  /** Positional arguments after the command name. */
+  args: string[];
+  flags: Record<string, string | boolean | undefined | (string | boolean)[]>;
+  json: boolean;
+  tty: boolean;
+}
+
+/** A CLI verb: resolves to the process exit code. */
+export type Command = (ctx: CommandContext) => Promise<number>;
+
+/** Every CLI verb; feature modules add theirs as a module of cli/commands/ listed here. */
+export const COMMANDS: Record<string, Command> = { ...coreCommands, ...jobCommands };

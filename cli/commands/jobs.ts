@@ -1,0 +1,43 @@
+import type { JobStatus } from "../../protocol/common.js";
+import type { Command } from "../commands.js";
+import { followToStdio } from "./follow.js";
+import { jobLine, printResult } from "./print.js";
+
+const jobs: Command = async ({ client, flags, json }) => {
+  const params: Record<string, unknown> = {};
+  if (typeof flags.state === "string") params.state = flags.state;
+  if (typeof flags.kind === "string") params.kind = flags.kind;
+  if (typeof flags.limit === "string") params.limit = Number(flags.limit);
+  const result = await client.request<{ jobs: JobStatus[]; more: boolean }>("jobs.list", params);
+  printResult(result, json, () => result.jobs.map(jobLine).join("\n") + (result.more ? "\n…" : ""));
+  return 0;
+};
+
+const status: Command = async ({ client, args, json }) => {
+  const result = await client.request<JobStatus>("jobs.status", { job: args[0] });
+  printResult(result, json, () => jobLine(result));
+  return 0;
+};
+
+const tail: Command = async ({ client, args, flags }) => {
+  const job = args[0];
+  let from = typeof flags.from === "string" ? Number(flags.from) : 0;
+  if (flags.follow === true) {
+    await followToStdio(client, job!, from);
+    return 0;
+  }
+  for (;;) {
+    const out = await client.request<{ data: string; encoding: string; next: number; eof: boolean }>("jobs.output", { job, from });
+    process.stdout.write(Buffer.from(out.data, out.encoding === "base64" ? "base64" : "utf8"));
+    if (out.next === from) return 0;
+    from = out.next;
+  }
+};
+
+const cancel: Command = async ({ client, args, json }) => {
+  const result = await client.request<JobStatus>("jobs.cancel", { job: args[0] });
+  printResult(result, json, () => jobLine(result));
+  return 0;
+};
+
+export const jobCommands: Record<string, Command> = { jobs, status, tail, cancel };

@@ -1,0 +1,55 @@
+import type { Logger } from "pino";
+import type { ActionDefinition, ParamsOf, ResultOf, Scope } from "../../protocol/define.js";
+import type { Activity } from "../activity.js";
+import type { BuildInfo, Guide } from "../build-info.js";
+import type { Config } from "../config.js";
+import type { EnvironmentResolver } from "../environment/resolver.js";
+import type { FollowSink } from "../jobs/follow.js";
+import type { Follower } from "../jobs/follow.js";
+import type { JobManager } from "../jobs/manager.js";
+import type { TokenStore } from "../tokens/store.js";
+
+/** Long-lived parts every handler may use; built once in main.ts. */
+export interface Services {
+  config: Readonly<Config>;
+  jobs: JobManager;
+  /** Replaceable: prepare installs its resolver here. */
+  env: { resolver: EnvironmentResolver };
+  baseEnv: Record<string, string>;
+  tokens: TokenStore;
+  activity: Activity;
+  build: BuildInfo;
+  guide: Guide;
+  startedAt: Date;
+  log: Logger;
+  /** Extra catalog and info providers registered by feature modules (prepare). */
+  extensions: Map<string, unknown>;
+}
+
+/** The per-connection state a handler can touch. */
+export interface ConnectionState {
+  id: string;
+  scope: Scope;
+  sink: FollowSink;
+  followers: Map<string, Follower>;
+}
+
+export interface ActionContext {
+  services: Services;
+  connection: ConnectionState;
+  log: Logger;
+  /** Runs `fn` once the reply has been sent (so events a handler starts never precede its reply). */
+  afterReply(fn: () => void): void;
+}
+
+export type Handler<D extends ActionDefinition> = (params: ParamsOf<D>, ctx: ActionContext) => Promise<ResultOf<D>>;
+
+/** Pairs a definition with its handler so the registry can check they match. */
+export interface ActionEntry<D extends ActionDefinition = ActionDefinition> {
+  definition: D;
+  handler: Handler<D>;
+}
+
+export function entry<D extends ActionDefinition>(definition: D, handler: Handler<D>): ActionEntry {
+  return { definition, handler } as unknown as ActionEntry;
+}

@@ -1,0 +1,33 @@
+import type { ActionEntry } from "./context.js";
+import stateInfo from "./state-info.js";
+import stateGuide from "./state-guide.js";
+import stateCatalog from "./state-catalog.js";
+import shell from "./shell.js";
+import jobsList from "./jobs-list.js";
+import jobsStatus from "./jobs-status.js";
+import jobsOutput from "./jobs-output.js";
+import jobsFollow from "./jobs-follow.js";
+import jobsUnfollow from "./jobs-unfollow.js";
+import jobsWait from "./jobs-wait.js";
+import jobsInput from "./jobs-input.js";
+import jobsResize from "./jobs-resize.js";
+import jobsCancel from "./jobs-cancel.js";
+import tokensCreate from "./tokens-create.js";
+
+/** Every handler, explicitly; dispatch checks this list against protocol's ACTIONS at start-up. */
+export const HANDLERS: readonly ActionEntry[] = [
+  stateInfo,
+  stateGuide,
+  stateCatalog,
+  shell,
+  jobsList,
+  jobsStatus,
+  jobsOutput,
+  jobsFollow,
+  jobsUnfollow,
+  jobsWait,
+  jobsInput,
+  jobsResize,
+  jobsCancel,
+  tokensCreate,
+];

@@ -1,0 +1,22 @@
+import { jobsOutput } from "../../protocol/actions/jobs.js";
+import { completeUtf8Length, encodeBytes } from "../jobs/utf8.js";
+import { entry } from "./context.js";
+
+const DEFAULT_LIMIT = 1024 * 1024;
+
+export default entry(jobsOutput, async (params, { services }) => {
+  const job = services.jobs.get(params.job);
+  const log = job.log!;
+  const { pieces, from, next } = log.read(params.from ?? 0, params.limit ?? DEFAULT_LIMIT, params.stream);
+  let bytes = Buffer.concat(pieces.map((p) => p.data));
+  let end = next;
+  // Cut at a character boundary when more follows, so text stays text; the rest comes next time.
+  if (next < log.size && pieces.length > 0) {
+    const usable = completeUtf8Length(bytes);
+    if (usable > 0 && usable < bytes.length) {
+      end = next - (bytes.length - usable);
+      bytes = bytes.subarray(0, usable);
+    }
+  }
+  return { ...encodeBytes(bytes), from, next: end, eof: job.finished && end >= log.size };
+});

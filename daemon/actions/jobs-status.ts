@@ -1,0 +1,4 @@
+import { jobsStatus } from "../../protocol/actions/jobs.js";
+import { entry } from "./context.js";
+
+export default entry(jobsStatus, async (params, { services }) => services.jobs.get(params.job).status());

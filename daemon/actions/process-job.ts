@@ -1,0 +1,73 @@
+import { statSync } from "node:fs";
+import { homedir } from "node:os";
+import type { InlineOutput, JobStatus } from "../../protocol/common.js";
+import { ActionError } from "../../protocol/errors.js";
+import { composeJobEnvironment } from "../environment/job-env.js";
+import type { JobOutcome } from "../jobs/manager.js";
+import { startProcess, type ProcessExit } from "../runners/process.js";
+import { startPty } from "../runners/pty.js";
+import type { ActionContext } from "./context.js";
+import { inlineOutput } from "./inline-output.js";
+
+/** Everything a process job needs, whichever action (shell, files.run) asked for it. */
+export interface ProcessJobRequest {
+  kind: string;
+  title: string;
+  argv: string[];
+  /** What idempotency compares: the action's own parameters. */
+  params: unknown;
+  cwd?: string;
+  env?: Record<string, string>;
+  timeoutMs?: number;
+  stdin?: string | boolean;
+  pty?: { cols: number; rows: number };
+  wait?: number;
+  key?: string;
+}
+
+function checkCwd(cwd: string): void {
+  let isDir = false;
+  try {
+    isDir = statSync(cwd).isDirectory();
+  } catch {
+    isDir = false;
+  }
+  if (!isDir) throw new ActionError("invalid_request", `cwd ${cwd} is not an existing directory`, { path: "/cwd" });
+}
+
+function outcomeOf(exit: ProcessExit): JobOutcome {
+  if (exit.spawnError !== undefined) return { ok: false, exitCode: 127, error: { code: "not_found", message: exit.spawnError } };
+  if (exit.signal !== undefined) return { ok: false, signal: exit.signal };
+  if (exit.exitCode === 0) return { ok: true, exitCode: 0 };
+  return { ok: false, exitCode: exit.exitCode ?? 1 };
+}
+
+/**
+ * Starts a process job (pipes or a terminal) with the workspace's prepared environment, and with
+ * `wait` answers in the same reply when the job ends in time.
+ */
+export async function startProcessJob(req: ProcessJobRequest, ctx: ActionContext): Promise<{ job: JobStatus; output?: InlineOutput }> {
+  const { services } = ctx;
+  const cwd = req.cwd ?? homedir();
+  checkCwd(cwd);
+  const job = services.jobs.start({
+    kind: req.kind,
+    title: req.title,
+    key: req.key,
+    params: req.params,
+    timeoutMs: req.timeoutMs,
+    cwd,
+    run: async (jobCtx) => {
+      // Resolved at spawn time so a prepare that finishes while the job waits in the queue applies.
+      const env = composeJobEnvironment(services.baseEnv, services.env.resolver.resolve(cwd), req.env);
+      const spec = { argv: req.argv, cwd, env, stdin: req.stdin };
+      const started = req.pty ? startPty({ ...spec, ...req.pty }, jobCtx) : startProcess(spec, jobCtx);
+      jobCtx.setControl(started.control);
+      return outcomeOf(await started.done);
+    },
+  });
+  if (req.wait === undefined || req.wait === 0) return { job: job.status() };
+  const { job: status } = await services.jobs.wait(job.id, req.wait);
+  if (!job.finished || !job.log) return { job: status };
+  return { job: status, output: inlineOutput(job.log) };
+}

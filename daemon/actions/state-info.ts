@@ -1,0 +1,28 @@
+import { userInfo } from "node:os";
+import { ACTIONS, PROTOCOL_VERSION } from "../../protocol/index.js";
+import { stateInfo } from "../../protocol/actions/state-info.js";
+import { nixSystem, type NixProbe } from "../system.js";
+import { entry } from "./context.js";
+
+export default entry(stateInfo, async (_params, { services, connection }) => {
+  const nix = (services.extensions.get("nix.probe") as NixProbe | undefined) ?? { available: false, reason: "not probed yet" };
+  return {
+    name: "hotline" as const,
+    version: services.build.version,
+    protocolVersion: PROTOCOL_VERSION,
+    commit: services.build.commit,
+    node: process.version,
+    system: nixSystem(),
+    user: userInfo().username,
+    pid: process.pid,
+    startedAt: services.startedAt.toISOString(),
+    uptimeMs: Date.now() - services.startedAt.getTime(),
+    directories: { state: services.config.stateDir, config: services.config.configDir, cache: services.config.cacheDir },
+    jobs: services.jobs.counts(),
+    lastActivity: services.activity.lastActivity.toISOString(),
+    idleMs: services.activity.idleMs,
+    nix,
+    scope: connection.scope,
+    actions: ACTIONS.map((a) => ({ name: a.name, scope: a.scope, summary: a.summary })),
+  };
+});

@@ -1,0 +1,88 @@
+import type { ValidateFunction } from "ajv";
+import type { ActionDefinition } from "../../protocol/define.js";
+import { ActionError, type WireError } from "../../protocol/errors.js";
+import type { ActionContext, ActionEntry, ConnectionState, Services } from "../actions/context.js";
+import { nearest } from "./suggest.js";
+import { compileRequestValidators, toInvalidRequest } from "./validate.js";
+
+export type Reply = { id?: string | number; ok: true; result: unknown } | { id?: string | number; ok: false; error: WireError };
+
+/** Validates a frame, routes it to its handler, and maps every failure to the wire error shape. */
+export class Dispatcher {
+  private readonly validators: Map<string, ValidateFunction>;
+  private readonly handlers = new Map<string, ActionEntry>();
+  private readonly names: string[];
+
+  constructor(
+    definitions: readonly ActionDefinition[],
+    entries: readonly ActionEntry[],
+    private readonly services: Services,
+  ) {
+    for (const e of entries) this.handlers.set(e.definition.name, e);
+    const missing = definitions.filter((d) => !this.handlers.has(d.name)).map((d) => d.name);
+    if (missing.length) throw new Error(`actions without a handler: ${missing.join(", ")}`);
+    this.validators = compileRequestValidators(definitions);
+    this.names = definitions.map((d) => d.name);
+  }
+
+  /** Handles one text frame; never throws. `send` is called with the reply, then afterReply hooks run. */
+  async handle(text: string, connection: ConnectionState, send: (reply: Reply) => void): Promise<void> {
+    const hooks: Array<() => void> = [];
+    let id: string | number | undefined;
+    let reply: Reply;
+    try {
+      const request = this.parse(text);
+      if (typeof request.id === "string" || typeof request.id === "number") id = request.id;
+      const result = await this.route(request, connection, hooks);
+      reply = { ok: true, result };
+    } catch (err) {
+      reply = { ok: false, error: this.toWire(err, connection) };
+    }
+    send(id === undefined ? reply : { id, ...reply });
+    for (const hook of hooks) hook();
+  }
+
+  private parse(text: string): Record<string, unknown> {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (err) {
+      throw new ActionError("bad_json", `the frame is not valid JSON: ${(err as Error).message}`);
+    }
+    if (typeof value !== "object" || value === null || Array.isArray(value)) throw new ActionError("bad_json", "a request must be a JSON object");
+    return value as Record<string, unknown>;
+  }
+
+  private async route(request: Record<string, unknown>, connection: ConnectionState, hooks: Array<() => void>): Promise<unknown> {
+    const name = request.action;
+    if (typeof name !== "string") throw new ActionError("invalid_request", 'every request needs "action": a string naming the action', { path: "/action" });
+    const handler = this.handlers.get(name);
+    if (!handler) {
+      const suggestion = nearest(name, this.names);
+      throw new ActionError("unknown_action", `no action ${JSON.stringify(name.slice(0, 100))}${suggestion ? `; did you mean ${suggestion}?` : ""}`, {
+        path: "/action",
+        details: suggestion ? { suggestion } : {},
+      });
+    }
+    if (handler.definition.scope === "manage" && connection.scope !== "manage") {
+      throw new ActionError("forbidden", `${name} needs a manage token; this connection's token has scope ${connection.scope}`);
+    }
+    const validate = this.validators.get(name)!;
+    if (!validate(request)) throw toInvalidRequest(name, validate.errors);
+    const { id: _id, action: _action, ...params } = request;
+    this.services.activity.touch();
+    const ctx: ActionContext = {
+      services: this.services,
+      connection,
+      log: this.services.log.child({ conn: connection.id, action: name }),
+      afterReply: (fn) => hooks.push(fn),
+    };
+    return handler.handler(params as never, ctx);
+  }
+
+  private toWire(err: unknown, connection: ConnectionState): WireError {
+    if (err instanceof ActionError) return err.toWire();
+    this.services.log.error({ err, conn: connection.id }, "action failed unexpectedly");
+    return { code: "internal", message: `internal error: ${(err as Error)?.message ?? String(err)}` };
+  }
+}

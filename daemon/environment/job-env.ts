@@ -1,0 +1,37 @@
+import { isDaemonVariable } from "../config.js";
+import type { WorkspaceEnvironment } from "./resolver.js";
+
+/** The daemon's own environment with everything of the daemon's removed; computed once. */
+export function baseJobEnvironment(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined || isDaemonVariable(name)) continue;
+    out[name] = value;
+  }
+  return out;
+}
+
+function joinPathList(fragments: string[], existing: string | undefined): string {
+  const seen = new Set<string>();
+  const parts: string[] = [];
+  for (const part of [...fragments, ...(existing ? existing.split(":") : [])]) {
+    if (part === "" || seen.has(part)) continue;
+    seen.add(part);
+    parts.push(part);
+  }
+  return parts.join(":");
+}
+
+/**
+ * A job's environment: the daemon's (minus its own variables), then the workspace's prepared
+ * environment, then the job's own `env`, which wins; path lists from the workspace are prepended.
+ */
+export function composeJobEnvironment(
+  base: Record<string, string>,
+  workspace: WorkspaceEnvironment | null,
+  own: Record<string, string> | undefined,
+): Record<string, string> {
+  const env: Record<string, string> = { ...base, ...(workspace?.set ?? {}), ...(own ?? {}) };
+  for (const [name, fragments] of Object.entries(workspace?.prepend ?? {})) env[name] = joinPathList(fragments, env[name]);
+  return env;
+}

@@ -1,0 +1,7 @@
+import type { Services } from "./actions/context.js";
+
+/**
+ * Feature modules (prepare, files, workspace) that need start-up work — restoring an index,
+ * installing the environment resolver, registering catalog providers — hook in here.
+ */
+export async function installFeatures(_services: Services): Promise<void> {}

@@ -1,0 +1,129 @@
+import type { OutputStream } from "../../protocol/common.js";
+import type { Job } from "./job.js";
+import { completeUtf8Length, encodeBytes } from "./utf8.js";
+
+/** Where a follower's frames go: a connection that says when it can take more. */
+export interface FollowSink {
+  send(frame: object): void;
+  /** False while the connection's send buffer is above its high-water mark. */
+  readonly writable: boolean;
+  /** Calls back once the buffer has drained below its low-water mark. */
+  onDrain(callback: () => void): void;
+}
+
+const READ_CHUNK = 256 * 1024;
+
+/**
+ * Streams one job's log to one sink from an offset: live bytes go straight out while the sink keeps
+ * up; when it falls behind, the follower stops taking live bytes and reads them back from disk at
+ * its own pace, so a slow reader never slows the job or grows the daemon's memory.
+ */
+export class Follower {
+  private cursor: number;
+  private pumping = false;
+  private waitingForDrain = false;
+  private closed = false;
+  private readonly onOutput = (stream: OutputStream, offset: number, data: Buffer): void => this.live(stream, offset, data);
+  private readonly onProgress = (): void => this.sendIfWritable({ event: "job.progress", job: this.job.id, progress: this.job.record.progress });
+  private readonly onState = (): void => this.sendIfWritable({ event: "job.state", job: this.job.id, state: this.job.state });
+  private readonly onEnd = (): void => this.pump();
+
+  constructor(
+    private readonly job: Job,
+    private readonly sink: FollowSink,
+    from: number,
+    private readonly only: OutputStream | undefined,
+  ) {
+    this.cursor = from;
+  }
+
+  /** Called when the follower stops for good (unfollow, disconnect, or after job.exit). */
+  onClose: (() => void) | undefined;
+
+  /** Begins sending; separate from construction so the action's reply goes out first. */
+  start(): void {
+    if (this.closed) return;
+    this.job.on("output", this.onOutput);
+    this.job.on("progress", this.onProgress);
+    this.job.on("state", this.onState);
+    this.job.on("end", this.onEnd);
+    this.pump();
+  }
+
+  /** Stops sending; idempotent. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.job.off("output", this.onOutput);
+    this.job.off("progress", this.onProgress);
+    this.job.off("state", this.onState);
+    this.job.off("end", this.onEnd);
+    this.onClose?.();
+  }
+
+  private sendIfWritable(frame: object): void {
+    // Progress and state are snapshots: a follower that is behind gets the final word with job.exit.
+    if (!this.closed && this.sink.writable) this.sink.send(frame);
+  }
+
+  private live(stream: OutputStream, offset: number, data: Buffer): void {
+    if (this.closed || this.pumping || this.waitingForDrain || offset !== this.cursor || !this.sink.writable) {
+      if (!this.pumping) this.pump();
+      return;
+    }
+    if (this.only !== undefined && stream !== this.only) {
+      this.cursor = offset + data.length;
+      return;
+    }
+    const usable = completeUtf8Length(data);
+    const head = usable > 0 && usable < data.length ? data.subarray(0, usable) : data;
+    this.emitPiece(stream, offset, head);
+    this.cursor = offset + head.length;
+    if (head.length < data.length) this.pump();
+  }
+
+  private emitPiece(stream: OutputStream, offset: number, data: Buffer): void {
+    const { data: text, encoding } = encodeBytes(data);
+    this.sink.send({ event: "job.output", job: this.job.id, stream, offset, data: text, encoding });
+  }
+
+  /** Catches up from disk while the sink is writable; finishes with job.exit once the log is drained. */
+  private pump(): void {
+    if (this.closed || this.pumping || this.waitingForDrain) return;
+    this.pumping = true;
+    try {
+      const log = this.job.log;
+      while (!this.closed && log && this.cursor < log.size) {
+        if (!this.sink.writable) {
+          this.waitingForDrain = true;
+          this.sink.onDrain(() => {
+            this.waitingForDrain = false;
+            this.pump();
+          });
+          return;
+        }
+        const { pieces, next } = log.read(this.cursor, READ_CHUNK, this.only);
+        if (next === this.cursor) break;
+        for (const piece of pieces) {
+          let data = piece.data;
+          const isLast = piece === pieces.at(-1);
+          if (isLast && next < log.size) {
+            const usable = completeUtf8Length(data);
+            if (usable > 0) data = data.subarray(0, usable);
+          }
+          this.emitPiece(piece.stream, piece.offset, data);
+          if (isLast && data.length < piece.data.length) {
+            this.cursor = piece.offset + data.length;
+          } else this.cursor = next;
+        }
+        if (pieces.length === 0) this.cursor = next;
+      }
+      if (!this.closed && this.job.finished && (!log || this.cursor >= log.size)) {
+        this.sink.send({ event: "job.exit", job: this.job.id, status: this.job.status(), next: this.cursor });
+        this.close();
+      }
+    } finally {
+      this.pumping = false;
+    }
+  }
+}

@@ -1,0 +1,85 @@
+import { EventEmitter } from "node:events";
+import { FINAL_STATES, type JobState, type JobStatus, type OutputStream, type Progress } from "../../protocol/common.js";
+import type { WireError } from "../../protocol/errors.js";
+import type { OutputLog } from "./output-log.js";
+
+/** What a running job's runner lets the outside do to it (process and terminal jobs fill this in). */
+export interface JobControl {
+  input?(data: Buffer, eof: boolean): number;
+  resize?(cols: number, rows: number): void;
+  /** Signals the job's whole process group. */
+  kill?(signal: NodeJS.Signals): void;
+}
+
+/** The persisted shape of a job (job.json): its status plus what idempotency needs. */
+export interface JobRecord extends JobStatus {
+  paramsHash?: string;
+}
+
+/**
+ * One job: its status, its output log, and an emitter for followers.
+ * Events: "output" (stream, offset, bytes), "state", "progress", "end".
+ */
+export class Job extends EventEmitter {
+  readonly abort = new AbortController();
+  control: JobControl = {};
+  /** The first cause of termination wins (cancel vs timeout vs natural end). */
+  stopReason: "cancelled" | "timed_out" | undefined;
+  log: OutputLog | undefined;
+
+  constructor(
+    public record: JobRecord,
+    readonly dir: string,
+  ) {
+    super();
+    this.setMaxListeners(0);
+  }
+
+  get id(): string {
+    return this.record.id;
+  }
+
+  get state(): JobState {
+    return this.record.state;
+  }
+
+  get finished(): boolean {
+    return FINAL_STATES.includes(this.record.state);
+  }
+
+  /** Moves the state forward only; returns false (and changes nothing) for a regression. */
+  transition(to: JobState, fields: Partial<JobRecord> = {}): boolean {
+    if (this.finished) return false;
+    if (to === "queued") return false;
+    if (to === this.record.state) return false;
+    Object.assign(this.record, fields, { state: to });
+    this.emit("state", to);
+    return true;
+  }
+
+  setProgress(progress: Progress): void {
+    this.record.progress = progress;
+    this.emit("progress", progress);
+  }
+
+  /** The public status: outputBytes always reflects the live log. */
+  status(): JobStatus {
+    const { paramsHash: _hash, ...status } = this.record;
+    if (this.log) {
+      status.outputBytes = this.log.size;
+      const omitted = this.log.omittedBytes;
+      if (omitted > 0) status.omittedBytes = omitted;
+    }
+    return status;
+  }
+
+  writeOutput(stream: OutputStream, data: Buffer): void {
+    if (!this.log || data.length === 0) return;
+    const offset = this.log.append(stream, data);
+    this.emit("output", stream, offset, data);
+  }
+
+  fail(error: WireError): void {
+    this.record.error = error;
+  }
+}

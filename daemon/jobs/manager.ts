@@ -1,0 +1,319 @@
+import { EventEmitter } from "node:events";
+import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import type { Logger } from "pino";
+import { FINAL_STATES, type JobState, type JobStatus, type Progress } from "../../protocol/common.js";
+import { ActionError, type WireError } from "../../protocol/errors.js";
+import type { ProgressUpdate, RunContext } from "../runners/context.js";
+import { writeFileAtomicSync } from "../util/atomic-write.js";
+import { hashParams } from "./canonical.js";
+import { newJobId } from "./ids.js";
+import { Job, type JobControl, type JobRecord } from "./job.js";
+import { OutputLog } from "./output-log.js";
+
+export interface JobContext extends RunContext {
+  id: string;
+  /** The job's own directory; scratch space is allowed under `dir/tmp`. */
+  dir: string;
+  /** Lets a process runner receive input, resize and signals. */
+  setControl(control: JobControl): void;
+}
+
+export type JobOutcome =
+  | { ok: true; exitCode?: number; result?: Record<string, unknown> }
+  | { ok: false; exitCode?: number; signal?: string; error?: WireError };
+
+export interface StartJobOptions {
+  kind: string;
+  title: string;
+  key?: string;
+  params: unknown;
+  timeoutMs?: number;
+  cwd?: string;
+  run(ctx: JobContext): Promise<JobOutcome>;
+}
+
+export interface JobManagerOptions {
+  dir: string;
+  outputCapBytes: number;
+  retainJobs: number;
+  maxRunningJobs?: number;
+  log: Logger;
+}
+
+const TIMEOUT_GRACE_MS = 2000;
+const PROGRESS_PERSIST_MS = 1000;
+
+/**
+ * The job table: starts jobs, moves them through their states, persists them, and keeps the
+ * newest N finished ones. Emits "activity" whenever anything happens (idle tracking).
+ */
+export class JobManager extends EventEmitter {
+  private readonly jobs = new Map<string, Job>();
+  private readonly keys = new Map<string, string>();
+  private readonly queue: Array<{ job: Job; options: StartJobOptions }> = [];
+  private running = 0;
+  private readonly maxRunning: number;
+
+  constructor(private readonly options: JobManagerOptions) {
+    super();
+    this.maxRunning = options.maxRunningJobs ?? 256;
+    mkdirSync(options.dir, { recursive: true });
+  }
+
+  /** Loads persisted jobs; any that were queued or running when the daemon died become `lost`. */
+  restore(): void {
+    for (const id of readdirSync(this.options.dir)) {
+      let record: JobRecord;
+      try {
+        record = JSON.parse(readFileSync(join(this.options.dir, id, "job.json"), "utf8")) as JobRecord;
+      } catch {
+        continue; // a half-created job directory: nothing to show
+      }
+      const job = new Job(record, join(this.options.dir, id));
+      job.log = OutputLog.open(join(job.dir, "output"), this.options.outputCapBytes);
+      if (!job.finished) {
+        job.transition("lost", {
+          endedAt: new Date().toISOString(),
+          error: { code: "unavailable", message: "the daemon stopped while this job was running; its output up to then is kept" },
+        });
+        this.persist(job);
+      }
+      this.jobs.set(id, job);
+      if (record.key) this.keys.set(record.key, id);
+    }
+    this.enforceRetention();
+  }
+
+  /** Starts (or, for a reused key with equal parameters, returns) a job. */
+  start(options: StartJobOptions): Job {
+    const paramsHash = hashParams({ kind: options.kind, params: options.params });
+    if (options.key !== undefined) {
+      const existing = this.keys.get(options.key);
+      const job = existing ? this.jobs.get(existing) : undefined;
+      if (job) {
+        if (job.record.paramsHash === paramsHash) return job;
+        throw new ActionError("conflict", `key ${JSON.stringify(options.key)} was used for job ${job.id} with other parameters; use a new key`, {
+          path: "/key",
+          details: { job: job.id },
+        });
+      }
+    }
+    const id = newJobId();
+    const dir = join(this.options.dir, id);
+    const record: JobRecord = {
+      id,
+      kind: options.kind,
+      title: options.title,
+      state: "queued",
+      createdAt: new Date().toISOString(),
+      outputBytes: 0,
+      paramsHash,
+    };
+    if (options.key !== undefined) record.key = options.key;
+    if (options.cwd !== undefined) record.cwd = options.cwd;
+    const job = new Job(record, dir);
+    job.log = OutputLog.create(join(dir, "output"), this.options.outputCapBytes);
+    this.persist(job);
+    this.jobs.set(id, job);
+    if (options.key !== undefined) this.keys.set(options.key, id);
+    this.emit("activity");
+    if (this.running < this.maxRunning) this.execute(job, options);
+    else this.queue.push({ job, options });
+    return job;
+  }
+
+  get(id: string): Job {
+    const job = this.jobs.get(id);
+    if (!job) throw new ActionError("not_found", `no job ${id}; jobs.list shows the jobs kept (the newest ${this.options.retainJobs} finished ones)`, { path: "/job" });
+    return job;
+  }
+
+  list(filter: { state?: JobState | JobState[]; kind?: string; limit?: number; before?: string }): { jobs: JobStatus[]; more: boolean } {
+    const states = filter.state === undefined ? undefined : Array.isArray(filter.state) ? filter.state : [filter.state];
+    const limit = filter.limit ?? 20;
+    const ids = [...this.jobs.keys()].sort().reverse();
+    const out: JobStatus[] = [];
+    let more = false;
+    for (const id of ids) {
+      if (filter.before !== undefined && id >= filter.before) continue;
+      const job = this.jobs.get(id)!;
+      if (states && !states.includes(job.state)) continue;
+      if (filter.kind !== undefined && job.record.kind !== filter.kind) continue;
+      if (out.length === limit) {
+        more = true;
+        break;
+      }
+      out.push(job.status());
+    }
+    return { jobs: out, more };
+  }
+
+  /** Resolves when the job ends or at the timeout, whichever is first; never affects the job. */
+  wait(id: string, timeoutMs: number): Promise<{ job: JobStatus; timedOut: boolean }> {
+    const job = this.get(id);
+    if (job.finished) return Promise.resolve({ job: job.status(), timedOut: false });
+    return new Promise((resolve) => {
+      const onEnd = (): void => {
+        clearTimeout(timer);
+        resolve({ job: job.status(), timedOut: false });
+      };
+      const timer = setTimeout(() => {
+        job.off("end", onEnd);
+        resolve({ job: job.status(), timedOut: true });
+      }, timeoutMs);
+      job.once("end", onEnd);
+    });
+  }
+
+  /** Cancels a job: signal to its process group, SIGKILL after the grace. Idempotent on ended jobs. */
+  cancel(id: string, signal: NodeJS.Signals = "SIGTERM", graceMs = 5000): JobStatus {
+    const job = this.get(id);
+    this.stop(job, "cancelled", signal, graceMs);
+    return job.status();
+  }
+
+  counts(): Record<string, number> {
+    const counts: Record<string, number> = { total: this.jobs.size };
+    for (const job of this.jobs.values()) counts[job.state] = (counts[job.state] ?? 0) + 1;
+    return counts;
+  }
+
+  /** Number of jobs queued or running. */
+  get active(): number {
+    return this.running + this.queue.length;
+  }
+
+  /** On daemon shutdown: stop every live job so none is orphaned, and record it as lost. */
+  async shutdown(graceMs = 2000): Promise<void> {
+    const live = [...this.jobs.values()].filter((j) => !j.finished);
+    const ended = live.map((job) => new Promise<void>((resolve) => (job.finished ? resolve() : job.once("end", () => resolve()))));
+    for (const job of live) this.stop(job, "cancelled", "SIGTERM", graceMs, "the daemon shut down while this job was running");
+    await Promise.race([Promise.all(ended), new Promise((r) => setTimeout(r, graceMs + 1000))]);
+  }
+
+  private shutdownMessage: string | undefined;
+
+  private stop(job: Job, reason: "cancelled" | "timed_out", signal: NodeJS.Signals, graceMs: number, shutdownMessage?: string): void {
+    if (job.finished) return;
+    if (shutdownMessage) this.shutdownMessage = shutdownMessage;
+    if (job.state === "queued") {
+      const index = this.queue.findIndex((q) => q.job === job);
+      if (index >= 0) this.queue.splice(index, 1);
+      job.stopReason ??= reason;
+      this.finish(job, { ok: false });
+      return;
+    }
+    job.stopReason ??= reason;
+    const kill = job.control.kill;
+    if (!kill) {
+      job.abort.abort(reason);
+      return;
+    }
+    kill.call(job.control, signal);
+    const timer = setTimeout(() => {
+      kill.call(job.control, "SIGKILL");
+      job.abort.abort(reason);
+    }, graceMs);
+    timer.unref();
+    job.once("end", () => clearTimeout(timer));
+  }
+
+  private execute(job: Job, options: StartJobOptions): void {
+    this.running++;
+    job.transition("running", { startedAt: new Date().toISOString() });
+    this.persist(job);
+    const log = this.options.log.child({ job: job.id, kind: job.record.kind });
+    let timer: NodeJS.Timeout | undefined;
+    if (options.timeoutMs !== undefined) timer = setTimeout(() => this.stop(job, "timed_out", "SIGTERM", TIMEOUT_GRACE_MS), options.timeoutMs);
+    const ctx: JobContext = {
+      id: job.id,
+      dir: job.dir,
+      signal: job.abort.signal,
+      log,
+      output: (stream, data) => {
+        job.writeOutput(stream, typeof data === "string" ? Buffer.from(data) : data);
+        this.emit("activity");
+      },
+      progress: (update) => this.updateProgress(job, update),
+      setControl: (control) => {
+        job.control = control;
+      },
+    };
+    let promise: Promise<JobOutcome>;
+    try {
+      promise = options.run(ctx);
+    } catch (err) {
+      promise = Promise.reject(err);
+    }
+    promise
+      .catch((err: unknown): JobOutcome => {
+        if (err instanceof ActionError) return { ok: false, error: err.toWire() };
+        if (job.abort.signal.aborted) return { ok: false };
+        log.error({ err }, "job failed unexpectedly");
+        return { ok: false, error: { code: "internal", message: (err as Error)?.message ?? String(err) } };
+      })
+      .then((outcome) => {
+        if (timer) clearTimeout(timer);
+        this.finish(job, outcome);
+      });
+  }
+
+  private finish(job: Job, outcome: JobOutcome): void {
+    const wasRunning = job.state === "running";
+    const fields: Partial<JobRecord> = { endedAt: new Date().toISOString() };
+    if (outcome.exitCode !== undefined) fields.exitCode = outcome.exitCode;
+    if (!outcome.ok && outcome.signal !== undefined) fields.signal = outcome.signal;
+    if (outcome.ok && outcome.result !== undefined) fields.result = outcome.result;
+    if (!outcome.ok && outcome.error) fields.error = outcome.error;
+    let state: JobState = job.stopReason ?? (outcome.ok ? "succeeded" : "failed");
+    if (this.shutdownMessage && job.stopReason === "cancelled") {
+      state = "lost";
+      fields.error = { code: "unavailable", message: this.shutdownMessage };
+    }
+    job.log?.close();
+    job.transition(state, fields);
+    this.persist(job);
+    if (wasRunning) this.running--;
+    job.emit("end");
+    this.emit("activity");
+    this.enforceRetention();
+    const next = this.queue.shift();
+    if (next) this.execute(next.job, next.options);
+  }
+
+  private readonly progressTimers = new WeakMap<Job, NodeJS.Timeout>();
+
+  private updateProgress(job: Job, update: ProgressUpdate): void {
+    const prev: Progress = job.record.progress ?? { phase: "", done: 0, total: null, unit: "", message: "" };
+    job.setProgress({ ...prev, ...update } as Progress);
+    this.emit("activity");
+    if (this.progressTimers.has(job)) return;
+    const timer = setTimeout(() => {
+      this.progressTimers.delete(job);
+      if (!job.finished) this.persist(job);
+    }, PROGRESS_PERSIST_MS);
+    timer.unref();
+    this.progressTimers.set(job, timer);
+  }
+
+  private persist(job: Job): void {
+    const record: JobRecord = { ...job.record, ...job.status(), paramsHash: job.record.paramsHash };
+    if (record.paramsHash === undefined) delete record.paramsHash;
+    mkdirSync(job.dir, { recursive: true });
+    writeFileAtomicSync(join(job.dir, "job.json"), JSON.stringify(record));
+  }
+
+  /** Keeps the newest `retainJobs` finished jobs; the oldest go first. */
+  private enforceRetention(): void {
+    const finished = [...this.jobs.values()].filter((j) => FINAL_STATES.includes(j.state)).sort((a, b) => (a.id < b.id ? -1 : 1));
+    let excess = finished.length - this.options.retainJobs;
+    for (const job of finished) {
+      if (excess-- <= 0) break;
+      this.jobs.delete(job.id);
+      if (job.record.key && this.keys.get(job.record.key) === job.id) this.keys.delete(job.record.key);
+      job.removeAllListeners();
+      rmSync(job.dir, { recursive: true, force: true });
+    }
+  }
+}

@@ -1,0 +1,244 @@
+import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeSync, appendFileSync, existsSync } from "node:fs";
+import { join } from "node:path";
+import type { OutputStream } from "../../protocol/common.js";
+
+/** A run of consecutive bytes of one stream in the log. */
+interface Run {
+  start: number;
+  length: number;
+  stream: OutputStream;
+}
+
+interface Segment {
+  start: number;
+  length: number;
+}
+
+/** One piece of a read: bytes of a single stream at a log offset. */
+export interface LogPiece {
+  stream: OutputStream;
+  offset: number;
+  data: Buffer;
+}
+
+const STREAM_CODES: readonly OutputStream[] = ["stdout", "stderr", "pty"];
+const RECORD_BYTES = 24;
+
+/**
+ * A job's output as one ordered, byte-addressed log on disk. Bytes live in segment files named by
+ * their first offset; the first half of the cap is kept as the head, and the newest segments as the
+ * tail, so a runaway job keeps head + tail and the middle is counted in `omittedBytes`. Which stream
+ * each byte came from is kept as runs in `runs.idx` (24-byte records: offset f64, length f64, stream u8).
+ */
+export class OutputLog {
+  private readonly segments: Segment[] = [];
+  private runs: Run[] = [];
+  private openRun: Run | undefined;
+  private fd: number | undefined;
+  private end = 0;
+  private readonly segmentSize: number;
+  private readonly headLimit: number;
+
+  private constructor(
+    private readonly dir: string,
+    private readonly capBytes: number,
+  ) {
+    this.segmentSize = Math.max(4096, Math.min(8 * 1024 * 1024, Math.floor(capBytes / 8)));
+    this.headLimit = Math.max(this.segmentSize, Math.floor(capBytes / 2 / this.segmentSize) * this.segmentSize);
+  }
+
+  /** A fresh, writable log in `dir`. */
+  static create(dir: string, capBytes: number): OutputLog {
+    mkdirSync(dir, { recursive: true });
+    return new OutputLog(dir, capBytes);
+  }
+
+  /** Opens an existing log read-only (after a restart, or for a finished job). */
+  static open(dir: string, capBytes: number): OutputLog {
+    const log = new OutputLog(dir, capBytes);
+    let names: string[] = [];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      return log;
+    }
+    for (const name of names) {
+      const m = /^seg-(\d+)\.log$/.exec(name);
+      if (m) log.segments.push({ start: Number(m[1]), length: statSync(join(dir, name)).size });
+    }
+    log.segments.sort((a, b) => a.start - b.start);
+    const last = log.segments.at(-1);
+    log.end = last ? last.start + last.length : 0;
+    log.runs = readRuns(join(dir, "runs.idx"));
+    const covered = log.runs.length ? log.runs.at(-1)!.start + log.runs.at(-1)!.length : 0;
+    // A daemon that died mid-run had not written its last run; attribute the rest to the last stream.
+    if (covered < log.end) log.runs.push({ start: covered, length: log.end - covered, stream: log.runs.at(-1)?.stream ?? "stdout" });
+    return log;
+  }
+
+  /** Total bytes ever written: the offset the next byte will get. */
+  get size(): number {
+    return this.end;
+  }
+
+  get omittedBytes(): number {
+    let kept = 0;
+    for (const s of this.segments) kept += s.length;
+    return this.end - kept;
+  }
+
+  /** Appends bytes synchronously (the page cache makes this cheap) and returns their offset. */
+  append(stream: OutputStream, data: Buffer): number {
+    const offset = this.end;
+    let written = 0;
+    while (written < data.length) {
+      const seg = this.writableSegment();
+      const room = this.segmentSize - seg.length;
+      const n = Math.min(room, data.length - written);
+      writeSync(this.fd!, data, written, n);
+      seg.length += n;
+      written += n;
+      this.end += n;
+    }
+    if (this.openRun && this.openRun.stream === stream) this.openRun.length += data.length;
+    else {
+      this.closeRun();
+      this.openRun = { start: offset, length: data.length, stream };
+      this.runs.push(this.openRun);
+    }
+    return offset;
+  }
+
+  /** Flushes the run index and closes the file; the log stays readable. */
+  close(): void {
+    this.closeRun();
+    if (this.fd !== undefined) {
+      fsyncSync(this.fd);
+      closeSync(this.fd);
+      this.fd = undefined;
+    }
+  }
+
+  /**
+   * Reads up to `limit` bytes from `from`, split at stream changes. A `from` inside the omitted
+   * middle moves to the first kept byte; `next` is where the following read should start.
+   */
+  read(from: number, limit: number, only?: OutputStream): { pieces: LogPiece[]; from: number; next: number } {
+    let pos = Math.min(from, this.end);
+    const firstKept = this.segments.find((s) => s.start + s.length > pos);
+    if (firstKept && firstKept.start > pos) pos = firstKept.start;
+    const start = pos;
+    const pieces: LogPiece[] = [];
+    let budget = limit;
+    let runIndex = this.findRun(pos);
+    while (budget > 0 && pos < this.end && runIndex < this.runs.length) {
+      const run = this.runs[runIndex]!;
+      const runEnd = run.start + run.length;
+      if (pos >= runEnd) {
+        runIndex++;
+        continue;
+      }
+      const segment = this.segments.find((s) => s.start <= pos && pos < s.start + s.length);
+      if (!segment) break; // evicted while reading: the caller retries from `next`
+      const n = Math.min(budget, runEnd - pos, segment.start + segment.length - pos);
+      if (only === undefined || run.stream === only) {
+        const data = this.readBytes(segment, pos, n);
+        const prev = pieces.at(-1);
+        if (prev && prev.stream === run.stream && prev.offset + prev.data.length === pos) prev.data = Buffer.concat([prev.data, data]);
+        else pieces.push({ stream: run.stream, offset: pos, data });
+        budget -= n;
+      }
+      pos += n;
+    }
+    return { pieces, from: start, next: pos };
+  }
+
+  /** Deletes the log's files (retention). */
+  destroy(): void {
+    this.close();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  private readBytes(segment: Segment, pos: number, n: number): Buffer {
+    const buf = Buffer.allocUnsafe(n);
+    const fd = openSync(this.segmentPath(segment.start), "r");
+    try {
+      let got = 0;
+      while (got < n) {
+        const r = readSync(fd, buf, got, n - got, pos - segment.start + got);
+        if (r === 0) break;
+        got += r;
+      }
+      return got === n ? buf : buf.subarray(0, got);
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  private findRun(pos: number): number {
+    let lo = 0;
+    let hi = this.runs.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (this.runs[mid]!.start <= pos) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  }
+
+  private writableSegment(): Segment {
+    const last = this.segments.at(-1);
+    if (last && this.fd !== undefined && last.length < this.segmentSize) return last;
+    if (this.fd !== undefined) closeSync(this.fd);
+    const seg = { start: this.end, length: 0 };
+    this.segments.push(seg);
+    this.fd = openSync(this.segmentPath(seg.start), "a");
+    this.evict();
+    return seg;
+  }
+
+  /** Drops the oldest tail segments once head + tail pass the cap. */
+  private evict(): void {
+    let kept = 0;
+    for (const s of this.segments) kept += s.length;
+    while (kept + this.segmentSize > this.capBytes) {
+      const victimIndex = this.segments.findIndex((s) => s.start >= this.headLimit);
+      if (victimIndex < 0 || victimIndex === this.segments.length - 1) return;
+      const [victim] = this.segments.splice(victimIndex, 1);
+      kept -= victim!.length;
+      rmSync(this.segmentPath(victim!.start), { force: true });
+      const firstKept = this.segments[victimIndex]!.start;
+      // Runs wholly inside the omitted middle are no longer needed in memory.
+      this.runs = this.runs.filter((r) => r.start + r.length > firstKept || r.start < this.headLimit);
+    }
+  }
+
+  private closeRun(): void {
+    if (!this.openRun) return;
+    const rec = Buffer.alloc(RECORD_BYTES);
+    rec.writeDoubleLE(this.openRun.start, 0);
+    rec.writeDoubleLE(this.openRun.length, 8);
+    rec.writeUInt8(STREAM_CODES.indexOf(this.openRun.stream), 16);
+    appendFileSync(join(this.dir, "runs.idx"), rec);
+    this.openRun = undefined;
+  }
+
+  private segmentPath(start: number): string {
+    return join(this.dir, `seg-${String(start).padStart(15, "0")}.log`);
+  }
+}
+
+function readRuns(path: string): Run[] {
+  if (!existsSync(path)) return [];
+  const buf = readFileSync(path);
+  const runs: Run[] = [];
+  for (let i = 0; i + RECORD_BYTES <= buf.length; i += RECORD_BYTES) {
+    const start = buf.readDoubleLE(i);
+    const length = buf.readDoubleLE(i + 8);
+    const stream = STREAM_CODES[buf.readUInt8(i + 16)] ?? "stdout";
+    const prev = runs.at(-1);
+    if (prev && prev.stream === stream && prev.start + prev.length === start) prev.length += length;
+    else runs.push({ start, length, stream });
+  }
+  return runs;
+}

@@ -1,0 +1,103 @@
+import { mkdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { ACTIONS } from "../protocol/index.js";
+import { HANDLERS } from "./actions/index.js";
+import type { Services } from "./actions/context.js";
+import { Activity } from "./activity.js";
+import { loadBuildInfo, loadGuide } from "./build-info.js";
+import { loadConfig, SETTINGS } from "./config.js";
+import { Dispatcher } from "./dispatch/dispatcher.js";
+import { baseJobEnvironment } from "./environment/job-env.js";
+import { noEnvironment } from "./environment/resolver.js";
+import { JobManager } from "./jobs/manager.js";
+import { createLogger } from "./logger.js";
+import { HotlineServer } from "./server/server.js";
+import { probeNix } from "./system.js";
+import { TokenStore } from "./tokens/store.js";
+import { writeFileAtomicSync } from "./util/atomic-write.js";
+import { installFeatures } from "./features.js";
+
+/** Parses daemon flags (`--port 0`, `--allow-origin X` …) from the SETTINGS table. */
+export function parseDaemonFlags(argv: string[]): Record<string, string | string[] | undefined> {
+  const options: Record<string, { type: "string"; multiple?: boolean }> = {};
+  for (const s of SETTINGS) options[s.flag] = s.kind === "list" ? { type: "string", multiple: true } : { type: "string" };
+  return parseArgs({ args: argv, options, allowPositionals: false, strict: true }).values as Record<string, string | string[] | undefined>;
+}
+
+/** Start-up order: config → dirs → logger → tokens → jobs (restore) → services → server → daemon.json. */
+export async function runDaemon(argv: string[]): Promise<void> {
+  const config = loadConfig(parseDaemonFlags(argv));
+  for (const dir of [config.stateDir, config.cacheDir]) mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const log = createLogger(config.logLevel);
+  const tokens = new TokenStore(config.configDir);
+  const activity = new Activity();
+  const jobs = new JobManager({ dir: join(config.stateDir, "jobs"), outputCapBytes: config.outputCapBytes, retainJobs: config.retainJobs, log });
+  jobs.restore();
+  jobs.on("activity", () => activity.touch());
+  const build = loadBuildInfo();
+  const services: Services = {
+    config,
+    jobs,
+    env: { resolver: noEnvironment },
+    baseEnv: baseJobEnvironment(),
+    tokens,
+    activity,
+    build,
+    guide: loadGuide(build),
+    startedAt: new Date(),
+    log,
+    extensions: new Map(),
+  };
+  const nix = await probeNix();
+  services.extensions.set("nix.probe", nix);
+  await installFeatures(services);
+  const dispatcher = new Dispatcher(ACTIONS, HANDLERS, services);
+  const server = new HotlineServer({
+    host: config.host,
+    port: config.port,
+    maxPayloadBytes: config.maxPayloadBytes,
+    heartbeatMs: config.heartbeatMs,
+    allowedOrigins: config.allowedOrigins,
+    tokens,
+    dispatcher,
+    log,
+  });
+  const url = await server.listen();
+  const daemonFile = join(config.stateDir, "daemon.json");
+  writeFileAtomicSync(daemonFile, JSON.stringify({ pid: process.pid, url, version: build.version, startedAt: services.startedAt.toISOString() }) + "\n");
+  log.info({ url, version: build.version, commit: build.commit, stateDir: config.stateDir, nix }, "listening");
+
+  let stopping = false;
+  const stop = async (why: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ why }, "shutting down");
+    await server.close();
+    await jobs.shutdown();
+    rmSync(daemonFile, { force: true });
+    log.info("stopped");
+    log.flush();
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+  process.on("SIGINT", () => void stop("SIGINT"));
+
+  if (config.idleExitMinutes > 0) {
+    const idleMs = config.idleExitMinutes * 60_000;
+    const timer = setInterval(() => {
+      if (jobs.active === 0 && activity.idleMs >= idleMs) void stop(`idle for ${config.idleExitMinutes} minutes`);
+    }, Math.min(10_000, idleMs / 4));
+    timer.unref();
+  }
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const args = process.argv.slice(2);
+  if (args[0] === "daemon") args.shift();
+  runDaemon(args).catch((err: unknown) => {
+    process.stderr.write(`hotline: ${(err as Error).message}\n`);
+    process.exit(1);
+  });
+}

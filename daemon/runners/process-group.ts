@@ -1,0 +1,20 @@
+/** Sends a signal to a whole process group; false when the group no longer exists. */
+export function signalGroup(pid: number | undefined, signal: NodeJS.Signals | 0): boolean {
+  if (pid === undefined || pid <= 0) return false;
+  try {
+    process.kill(-pid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * After a job's main process exits, the rest of its group (background children) is asked to stop,
+ * then killed after `graceMs`, so no job leaves processes behind.
+ */
+export function reapGroup(pid: number | undefined, graceMs = 2000): void {
+  if (!signalGroup(pid, "SIGTERM")) return;
+  const timer = setTimeout(() => signalGroup(pid, "SIGKILL"), graceMs);
+  timer.unref();
+}

@@ -1,0 +1,79 @@
+import { Type, type Static } from "@sinclair/typebox";
+import { ERROR_CODES } from "./errors.js";
+
+/** A request id is echoed verbatim in the reply so a client can match many requests in flight. */
+export const RequestId = Type.Union([Type.String({ maxLength: 200 }), Type.Number()]);
+
+export const JobId = Type.String({ pattern: "^j[0-9a-z]{6,40}$", description: "A job id, e.g. j0m3k2x9a1b2c3" });
+
+/** A client-chosen idempotency key: same key + same parameters → the same job. */
+export const IdempotencyKey = Type.String({ minLength: 1, maxLength: 200, pattern: "^[A-Za-z0-9._:/@+=-]+$" });
+
+export const JobState = Type.Union([
+  Type.Literal("queued"),
+  Type.Literal("running"),
+  Type.Literal("succeeded"),
+  Type.Literal("failed"),
+  Type.Literal("cancelled"),
+  Type.Literal("timed_out"),
+  Type.Literal("lost"),
+]);
+export type JobState = Static<typeof JobState>;
+export const FINAL_STATES: readonly JobState[] = ["succeeded", "failed", "cancelled", "timed_out", "lost"];
+
+export const OutputStream = Type.Union([Type.Literal("stdout"), Type.Literal("stderr"), Type.Literal("pty")]);
+export type OutputStream = Static<typeof OutputStream>;
+
+export const Encoding = Type.Union([Type.Literal("utf8"), Type.Literal("base64")]);
+export type Encoding = Static<typeof Encoding>;
+
+export const Progress = Type.Object({
+  phase: Type.String(),
+  done: Type.Number(),
+  total: Type.Union([Type.Number(), Type.Null()]),
+  unit: Type.String(),
+  message: Type.String(),
+});
+export type Progress = Static<typeof Progress>;
+
+const errorCodeLiterals = Object.keys(ERROR_CODES).map((code) => Type.Literal(code));
+export const WireErrorSchema = Type.Object({
+  code: Type.Union(errorCodeLiterals),
+  message: Type.String(),
+  path: Type.Optional(Type.String()),
+  details: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+});
+
+export const JobStatus = Type.Object({
+  id: JobId,
+  kind: Type.String(),
+  title: Type.String(),
+  state: JobState,
+  exitCode: Type.Optional(Type.Integer()),
+  signal: Type.Optional(Type.String()),
+  createdAt: Type.String({ description: "ISO 8601" }),
+  startedAt: Type.Optional(Type.String()),
+  endedAt: Type.Optional(Type.String()),
+  progress: Type.Optional(Progress),
+  outputBytes: Type.Integer({ minimum: 0 }),
+  omittedBytes: Type.Optional(Type.Integer({ minimum: 0 })),
+  error: Type.Optional(WireErrorSchema),
+  result: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  key: Type.Optional(Type.String()),
+  cwd: Type.Optional(Type.String()),
+});
+export type JobStatus = Static<typeof JobStatus>;
+
+/** A bounded slice of a job's output returned inline (head + tail when it is too long). */
+export const InlineOutput = Type.Object({
+  data: Type.String(),
+  encoding: Encoding,
+  bytes: Type.Integer({ minimum: 0 }),
+  omittedBytes: Type.Integer({ minimum: 0 }),
+});
+export type InlineOutput = Static<typeof InlineOutput>;
+
+export const AbsolutePath = Type.String({ minLength: 1, maxLength: 4096, pattern: "^/" });
+export const EnvMap = Type.Record(Type.String({ pattern: "^[A-Za-z_][A-Za-z0-9_]*$", maxLength: 256 }), Type.String({ maxLength: 131072 }), {
+  maxProperties: 1000,
+});

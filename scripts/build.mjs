@@ -1,0 +1,30 @@
+// Build: compile TypeScript, embed the guide (guide/*.md in name order) and record version + commit.
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync, chmodSync } from "node:fs";
+import { join } from "node:path";
+
+const root = new URL("..", import.meta.url).pathname;
+let typeErrors = false;
+try {
+  execFileSync(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", join(root, "tsconfig.json")], { stdio: "inherit" });
+} catch {
+  typeErrors = true; // tsc still emitted; finish the build so the failure is the only thing reported
+}
+
+const guideDir = join(root, "guide");
+const parts = readdirSync(guideDir).filter((f) => f.endsWith(".md")).sort();
+const text = parts.map((f) => readFileSync(join(guideDir, f), "utf8").trimEnd() + "\n").join("\n");
+mkdirSync(join(root, "dist/guide"), { recursive: true });
+writeFileSync(join(root, "dist/guide/guide.md"), text);
+
+let commit = "unknown";
+try {
+  commit = execFileSync("git", ["rev-parse", "HEAD"], { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+} catch {}
+const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+writeFileSync(join(root, "dist/build-info.json"), JSON.stringify({ version, commit }) + "\n");
+chmodSync(join(root, "dist/cli/main.js"), 0o755);
+if (typeErrors) {
+  console.error("build: TypeScript reported errors");
+  process.exit(1);
+}
