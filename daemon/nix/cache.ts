@@ -1,0 +1,107 @@
+import { createHash, randomBytes } from "node:crypto";
+import { existsSync, lstatSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { PreparedEnvironment } from "./environment.js";
+import type { FileFingerprint } from "./fingerprint.js";
+
+/** What a cache entry records besides the environment (meta.json). */
+export interface CacheMeta {
+  key: string;
+  system: string;
+  envStorePath: string;
+  recipe: Record<string, unknown>;
+  /** For flake recipes: the files Nix evaluated, to notice edits without running Nix. */
+  files?: FileFingerprint[];
+  nixVersion?: string;
+  hookRan: boolean;
+  createdAt: string;
+}
+
+export interface CacheEntry {
+  dir: string;
+  meta: CacheMeta;
+  environment: PreparedEnvironment;
+}
+
+/** SHA-256 over a recipe written with sorted keys, so equal recipes share an entry on any machine of that system. */
+export function cacheKey(recipe: Record<string, unknown>, system: string): string {
+  const canonical = (v: unknown): string =>
+    Array.isArray(v)
+      ? `[${v.map(canonical).join(",")}]`
+      : v && typeof v === "object"
+        ? `{${Object.keys(v as object)
+            .filter((k) => (v as Record<string, unknown>)[k] !== undefined)
+            .sort()
+            .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
+            .join(",")}}`
+        : JSON.stringify(v);
+  return createHash("sha256").update(canonical({ recipe, system })).digest("hex");
+}
+
+/** `<cacheDir>/environments/<system>/<key>/` and its GC root `<cacheDir>/gcroots/<system>/<key>`. */
+export class EnvironmentCache {
+  constructor(readonly cacheDir: string) {}
+
+  entryDir(system: string, key: string): string {
+    return join(this.cacheDir, "environments", system, key);
+  }
+
+  gcRoot(system: string, key: string): string {
+    return join(this.cacheDir, "gcroots", system, key);
+  }
+
+  /**
+   * A usable entry: its completion marker exists and its `-env` store path is still valid
+   * (a vanished store path is a miss). Costs a few stats and two small reads, never a Nix process.
+   */
+  lookup(system: string, key: string): CacheEntry | undefined {
+    const dir = this.entryDir(system, key);
+    if (!existsSync(join(dir, "complete"))) return undefined;
+    try {
+      const meta = JSON.parse(readFileSync(join(dir, "meta.json"), "utf8")) as CacheMeta;
+      if (!existsSync(meta.envStorePath)) return undefined;
+      const environment = JSON.parse(readFileSync(join(dir, "env.json"), "utf8")) as PreparedEnvironment;
+      return { dir, meta, environment };
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * Publishes an entry: everything is written into a temporary sibling, the completion marker
+   * last, then the directory is renamed into place. An older entry under the key is replaced.
+   */
+  publish(meta: CacheMeta, environment: PreparedEnvironment): CacheEntry {
+    const parent = join(this.cacheDir, "environments", meta.system);
+    mkdirSync(parent, { recursive: true });
+    const tmp = join(parent, `.tmp-${meta.key.slice(0, 16)}-${randomBytes(4).toString("hex")}`);
+    mkdirSync(tmp);
+    try {
+      writeFileSync(join(tmp, "env.json"), `${JSON.stringify(environment, null, 2)}\n`);
+      writeFileSync(join(tmp, "meta.json"), `${JSON.stringify(meta, null, 2)}\n`);
+      writeFileSync(join(tmp, "complete"), `${meta.createdAt}\n`);
+      const dir = this.entryDir(meta.system, meta.key);
+      if (existsSync(dir)) {
+        const old = `${dir}.old-${randomBytes(4).toString("hex")}`;
+        renameSync(dir, old);
+        renameSync(tmp, dir);
+        rmSync(old, { recursive: true, force: true });
+      } else {
+        renameSync(tmp, dir);
+      }
+      return { dir, meta, environment };
+    } catch (err) {
+      rmSync(tmp, { recursive: true, force: true });
+      throw err;
+    }
+  }
+
+  /** Whether the GC root link exists (diagnostics and tests). */
+  hasRoot(system: string, key: string): boolean {
+    try {
+      return lstatSync(this.gcRoot(system, key)).isSymbolicLink() && statSync(this.gcRoot(system, key)).isFile() !== undefined;
+    } catch {
+      return false;
+    }
+  }
+}

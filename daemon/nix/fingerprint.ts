@@ -1,0 +1,51 @@
+import { createHash } from "node:crypto";
+import { readFileSync, statSync } from "node:fs";
+
+/** What a cached flake environment was evaluated from: cheap stat fields plus the content hash. */
+export interface FileFingerprint {
+  path: string;
+  size: number;
+  mtimeNs: string;
+  sha256: string | null; // null: the file did not exist
+}
+
+function hashFile(path: string): string {
+  return createHash("sha256").update(readFileSync(path)).digest("hex");
+}
+
+/** Takes a fingerprint of each file (missing files are recorded as missing). */
+export function fingerprintFiles(paths: readonly string[]): FileFingerprint[] {
+  return [...new Set(paths)].sort().map((path) => {
+    try {
+      const st = statSync(path, { bigint: true });
+      return { path, size: Number(st.size), mtimeNs: st.mtimeNs.toString(), sha256: hashFile(path) };
+    } catch {
+      return { path, size: -1, mtimeNs: "0", sha256: null };
+    }
+  });
+}
+
+/**
+ * Whether the files still match: equal size and mtime (in ns) is trusted; otherwise the content hash
+ * decides, so a plain `touch` is not a change but an edit of equal size is.
+ */
+export function fingerprintsMatch(prints: readonly FileFingerprint[]): boolean {
+  for (const fp of prints) {
+    let st;
+    try {
+      st = statSync(fp.path, { bigint: true });
+    } catch {
+      if (fp.sha256 === null) continue;
+      return false;
+    }
+    if (fp.sha256 === null) return false;
+    if (Number(st.size) === fp.size && st.mtimeNs.toString() === fp.mtimeNs) continue;
+    if (Number(st.size) !== fp.size) return false;
+    try {
+      if (hashFile(fp.path) !== fp.sha256) return false;
+    } catch {
+      return false;
+    }
+  }
+  return true;
+}

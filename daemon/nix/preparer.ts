@@ -1,0 +1,389 @@
+import { execFile } from "node:child_process";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { dirname, join, relative, sep } from "node:path";
+import { promisify } from "node:util";
+import { ActionError } from "../../protocol/errors.js";
+import type { RunContext } from "../runners/context.js";
+import { runNix, stripAnsi, type NixLogEvent } from "../runners/nix-cli.js";
+import { cacheKey, EnvironmentCache, type CacheEntry } from "./cache.js";
+import { KeyedMutex } from "./concurrency.js";
+import { environmentFromDevEnv, envStorePath, shellHookOf, type DevEnvJson } from "./dev-env.js";
+import { fingerprintFiles, fingerprintsMatch } from "./fingerprint.js";
+import { writeFileIfChanged } from "./files.js";
+import { runShellHook } from "./hooks.js";
+import { readLockedInput } from "./pin.js";
+import { NixProgressTracker } from "./progress.js";
+import { packagesRecipe, parseFlakeRef, planRecipe, type PrepareRequest, type Recipe } from "./recipe.js";
+import { WorkspaceEnvironments } from "./resolver.js";
+import { writeSpec, workspacePaths, type EnvironmentSpec } from "./spec.js";
+import { renderPackagesFlake, packagesTemplate } from "./template.js";
+
+const execFileAsync = promisify(execFile);
+
+export interface NixSettings {
+  stateDir: string;
+  cacheDir: string;
+  /** The default nixpkgs flake ref for new package definitions (`--nixpkgs` / HOTLINE_NIXPKGS). */
+  defaultNixpkgs: string;
+  system: string;
+  daemonVersion: string;
+  /** Environment for Nix processes (e.g. NIX_CONFIG with extra substituters); defaults to the daemon's. */
+  nixEnv?: NodeJS.ProcessEnv;
+  hookTimeoutMs?: number;
+}
+
+/** What a client learns about a prepared environment (the `environment` of a ready reply and a job result). */
+export interface EnvironmentSummary {
+  workspace: string;
+  system: string;
+  cacheKey: string;
+  storePath: string;
+  packages?: string[];
+  flake?: string;
+  nixpkgs?: EnvironmentSpec["nixpkgs"];
+  variables: string[];
+  pathPrepend: string[];
+  hookRan: boolean;
+  preparedAt: string;
+}
+
+/** The answer before any Nix process: ready from the cache, or a recipe a job must prepare. */
+export type PreparePlan =
+  | { ready: true; workspace: string; environment: EnvironmentSummary }
+  | { ready: false; workspace: string; recipe: Recipe };
+
+/** Maps Nix's Node arch names to Nix system doubles. */
+export function nixSystem(arch: string = process.arch): string {
+  return `${arch === "arm64" ? "aarch64" : arch === "x64" ? "x86_64" : arch}-linux`;
+}
+
+/**
+ * Prepares workspace environments: plans against the cache without Nix, evaluates with
+ * `nix print-dev-env` in a job, runs hooks once, publishes the cache entry and records the workspace.
+ */
+export class NixPreparer {
+  readonly cache: EnvironmentCache;
+  readonly environments: WorkspaceEnvironments;
+  private readonly mutex = new KeyedMutex();
+
+  constructor(readonly settings: NixSettings) {
+    this.cache = new EnvironmentCache(settings.cacheDir);
+    this.environments = new WorkspaceEnvironments(settings.stateDir);
+  }
+
+  /** Answers from the cache when it can (a few stats, no Nix process); otherwise says what a job must do. */
+  plan(req: PrepareRequest, workspace: string): PreparePlan {
+    const { recipe, spec } = planRecipe(req, workspace, this.settings.defaultNixpkgs);
+    const hit = this.cachedEntry(workspace, recipe, spec);
+    if (!hit) return { ready: false, workspace, recipe };
+    return { ready: true, workspace, environment: this.adopt(workspace, recipe, hit, spec) };
+  }
+
+  private cachedEntry(workspace: string, recipe: Recipe, spec: EnvironmentSpec | undefined): CacheEntry | undefined {
+    const system = this.settings.system;
+    if (recipe.kind === "packages") {
+      if (!recipe.pin.narHash) return undefined;
+      const entry = this.cache.lookup(system, cacheKey(packagesRecipe(recipe.packages, recipe.pin), system));
+      const paths = workspacePaths(workspace);
+      // The generated files must exist (same pin, so the lock stays valid) before a hit can be adopted.
+      return entry && existsSync(paths.lock) && spec?.packages !== undefined ? entry : undefined;
+    }
+    if (spec?.flake !== recipe.ref || !spec.cacheKey) return undefined;
+    const entry = this.cache.lookup(system, spec.cacheKey);
+    return entry && entry.meta.files && fingerprintsMatch(entry.meta.files) ? entry : undefined;
+  }
+
+  /** Makes a cache entry the workspace's environment: generated files, spec, index. */
+  private adopt(workspace: string, recipe: Recipe, entry: CacheEntry, previous: EnvironmentSpec | undefined): EnvironmentSummary {
+    const now = new Date().toISOString();
+    const paths = workspacePaths(workspace);
+    if (recipe.kind === "packages") writeFileIfChanged(paths.flake, renderPackagesFlake(recipe.pin.url, recipe.packages));
+    const spec: EnvironmentSpec = {
+      version: 1,
+      ...(recipe.kind === "packages" ? { packages: recipe.packages } : { flake: recipe.ref }),
+      nixpkgs: recipe.kind === "packages" ? recipe.pin : (entry.meta.recipe.nixpkgs as EnvironmentSpec["nixpkgs"]),
+      system: this.settings.system,
+      cacheKey: entry.meta.key,
+      ...(recipe.kind === "packages" ? { templateVersion: packagesTemplate().version } : {}),
+      createdAt: previous?.createdAt ?? now,
+      updatedAt: now,
+      daemonVersion: this.settings.daemonVersion,
+    };
+    if (!previous || JSON.stringify({ ...previous, updatedAt: "" }) !== JSON.stringify({ ...spec, updatedAt: "" })) writeSpec(workspace, spec);
+    const info = {
+      workspace,
+      system: spec.system,
+      cacheKey: spec.cacheKey,
+      entryDir: entry.dir,
+      packages: spec.packages,
+      flake: spec.flake,
+      nixpkgs: spec.nixpkgs,
+      preparedAt: now,
+    };
+    const current = this.environments.get(workspace);
+    if (!current || current.info.cacheKey !== info.cacheKey || current.info.entryDir !== info.entryDir) this.environments.record(info, entry.environment);
+    return this.summary(workspace, spec, entry, current?.info.preparedAt ?? now);
+  }
+
+  private summary(workspace: string, spec: EnvironmentSpec, entry: CacheEntry, preparedAt: string): EnvironmentSummary {
+    return {
+      workspace,
+      system: spec.system,
+      cacheKey: entry.meta.key,
+      storePath: entry.meta.envStorePath,
+      ...(spec.packages ? { packages: spec.packages } : { flake: spec.flake }),
+      nixpkgs: spec.nixpkgs,
+      variables: Object.keys(entry.environment.set).sort(),
+      pathPrepend: entry.environment.prepend.PATH ?? [],
+      hookRan: entry.meta.hookRan,
+      preparedAt,
+    };
+  }
+
+  /** The current summary for a workspace, if it was prepared (for failure reports and `hotline env`). */
+  current(workspace: string): EnvironmentSummary | undefined {
+    const rec = this.environments.get(workspace);
+    const entry = rec && this.cache.lookup(rec.info.system, rec.info.cacheKey);
+    if (!rec || !entry) return undefined;
+    const spec = { version: 1 as const, system: rec.info.system, cacheKey: rec.info.cacheKey, packages: rec.info.packages, flake: rec.info.flake, nixpkgs: rec.info.nixpkgs, createdAt: "", updatedAt: "", daemonVersion: "" };
+    return this.summary(workspace, spec, entry, rec.info.preparedAt);
+  }
+
+  /**
+   * The job body. Serialized per workspace; re-plans under the lock (an earlier prepare may have
+   * made it ready). On failure nothing of the previous environment changes, and the error says so.
+   */
+  run(req: PrepareRequest, workspace: string, ctx: RunContext): Promise<EnvironmentSummary> {
+    return this.mutex.run(workspace, async () => {
+      const plan = this.plan(req, workspace);
+      if (plan.ready) {
+        ctx.output("stderr", "environment already prepared; nothing to do\n");
+        return plan.environment;
+      }
+      try {
+        return plan.recipe.kind === "packages"
+          ? await this.preparePackages(workspace, plan.recipe, ctx)
+          : await this.prepareFlake(workspace, plan.recipe, ctx);
+      } catch (err) {
+        if (ctx.signal.aborted) throw err;
+        throw this.withFallback(workspace, err);
+      }
+    });
+  }
+
+  private withFallback(workspace: string, err: unknown): ActionError {
+    const previous = this.current(workspace);
+    const base = err instanceof ActionError ? err : new ActionError("internal", `preparation failed: ${(err as Error).message}`, { cause: err });
+    const tail = previous ? "; the previous environment stays in use" : "";
+    return new ActionError(base.code, `${base.message}${tail}`, {
+      path: base.path,
+      details: { ...base.details, fallback: previous !== undefined, ...(previous ? { environment: previous } : {}) },
+      cause: err,
+    });
+  }
+
+  private async preparePackages(workspace: string, recipe: Extract<Recipe, { kind: "packages" }>, ctx: RunContext): Promise<EnvironmentSummary> {
+    const paths = workspacePaths(workspace);
+    mkdirSync(paths.hotline, { recursive: true });
+    // Evaluate a staged copy: the workspace's flake and lock change only after success.
+    const staging = mkdtempSync(join(paths.hotline, ".staging-"));
+    try {
+      writeFileIfChanged(join(staging, "flake.nix"), renderPackagesFlake(recipe.pin.url, recipe.packages));
+      const lockReusable = existsSync(paths.lock) && lockBelongsTo(paths.lock, recipe.pin.url);
+      if (lockReusable) copyFileSync(paths.lock, join(staging, "flake.lock"));
+      let pin = recipe.pin;
+      if (lockReusable) pin = { ...pin, ...readLockedInput(paths.lock) };
+      let entry = pin.narHash ? this.cache.lookup(this.settings.system, cacheKey(packagesRecipe(recipe.packages, pin), this.settings.system)) : undefined;
+      if (entry) {
+        ctx.output("stderr", `using cached environment ${entry.meta.key}\n`);
+      } else {
+        const args = ["print-dev-env", "--json", ...(lockReusable ? ["--no-update-lock-file"] : []), `path:${staging}`];
+        const { json } = await this.evaluate(args, workspace, ctx, recipe.packages);
+        pin = { ...recipe.pin, ...readLockedInput(join(staging, "flake.lock")) };
+        const recipeData = packagesRecipe(recipe.packages, pin);
+        entry = await this.finish(workspace, json, recipeData, cacheKey(recipeData, this.settings.system), undefined, ctx);
+      }
+      writeFileIfChanged(paths.flake, readFileSync(join(staging, "flake.nix"), "utf8"));
+      writeFileIfChanged(paths.lock, readFileSync(join(staging, "flake.lock"), "utf8"));
+      return this.adopt(workspace, { ...recipe, pin }, entry, undefined);
+    } finally {
+      rmSync(staging, { recursive: true, force: true });
+    }
+  }
+
+  private async prepareFlake(workspace: string, recipe: Extract<Recipe, { kind: "flake" }>, ctx: RunContext): Promise<EnvironmentSummary> {
+    const { dir, attr } = parseFlakeRef(workspace, recipe.ref);
+    const lockPath = join(dir, "flake.lock");
+    const lockBefore = existsSync(lockPath) ? readFileSync(lockPath) : null;
+    const generated = dir === workspacePaths(workspace).flakeDir || dir.startsWith(workspacePaths(workspace).hotline + sep);
+    const installable = `${generated ? "path:" : ""}${dir}${attr ? `#${attr}` : ""}`;
+    const before = fingerprintFiles([join(dir, "flake.nix"), lockPath]);
+    const args = ["print-dev-env", "--json", "-v", ...(lockBefore && !recipe.updateLock ? ["--no-update-lock-file"] : []), installable];
+    let result;
+    try {
+      result = await this.evaluate(args, workspace, ctx, undefined);
+    } catch (err) {
+      restoreLock(lockPath, lockBefore);
+      if (err instanceof ActionError && /requires lock file changes/.test(err.message)) {
+        throw new ActionError("conflict", `flake.lock of ${recipe.ref} is out of date and is never updated silently; pass updateLock: true to let Nix update it`, {
+          path: "/updateLock",
+          details: { nix: err.message },
+        });
+      }
+      throw err;
+    }
+    const files = evaluatedWorkspaceFiles(result.evaluated, dir, workspace);
+    const prints = fingerprintFiles([join(dir, "flake.nix"), lockPath, ...files]);
+    // An edit made while Nix evaluated must not be trusted as what the environment came from.
+    for (const b of before) {
+      const now = prints.find((p) => p.path === b.path);
+      if (now && now.sha256 !== b.sha256 && !(b.path === lockPath && recipe.updateLock) && !(b.path === lockPath && !lockBefore)) now.mtimeNs = "-1";
+    }
+    const locked = readLockedInput(lockPath);
+    const recipeData = {
+      kind: "flake",
+      ref: recipe.ref,
+      files: prints.map((p) => ({ path: relative(workspace, p.path), sha256: p.sha256 })),
+      ...(locked ? { nixpkgs: { url: "", ...locked } } : {}),
+    };
+    const key = cacheKey(recipeData, this.settings.system);
+    const entry = await this.finish(workspace, result.json, recipeData, key, prints, ctx);
+    return this.adopt(workspace, recipe, entry, undefined);
+  }
+
+  /** Runs print-dev-env, streaming Nix's log to the job and its activities to progress. */
+  private async evaluate(args: string[], workspace: string, ctx: RunContext, packages: readonly string[] | undefined) {
+    const tracker = new NixProgressTracker((u) => ctx.progress(u));
+    const evaluated: string[] = [];
+    ctx.progress({ phase: "evaluating", message: "evaluating the flake" });
+    const onEvent = (e: NixLogEvent) => {
+      tracker.feed(e);
+      if (e.action === "msg") {
+        const file = e.level === 4 ? /^evaluating file '(.+)'$/.exec(e.msg)?.[1] : undefined;
+        if (file) evaluated.push(file);
+        else if (e.level <= 3) ctx.output("stderr", `${stripAnsi(e.msg)}\n`);
+      } else if (e.action === "start" && e.level <= 3 && e.text) {
+        ctx.output("stderr", `${stripAnsi(e.text)}...\n`);
+      } else if (e.action === "result" && e.type === 101 && e.fields?.[0] !== undefined) {
+        ctx.output("stderr", `${String(e.fields[0])}\n`);
+      }
+    };
+    const res = await runNix(ctx, { args, cwd: workspace, env: this.settings.nixEnv, onEvent, onPlainLine: (l) => ctx.output("stderr", `${l}\n`) });
+    tracker.flush();
+    if (res.exitCode !== 0) throw nixFailure(res.exitCode, res.errorMessage, packages);
+    let json: DevEnvJson;
+    try {
+      json = JSON.parse(res.stdout) as DevEnvJson;
+    } catch {
+      throw new ActionError("internal", "nix print-dev-env printed something that is not JSON");
+    }
+    return { json, evaluated, progress: tracker.snapshot() };
+  }
+
+  /** Hooks, GC root, cache entry: everything after a successful evaluation. */
+  private async finish(workspace: string, json: DevEnvJson, recipe: Record<string, unknown>, key: string, files: CacheEntry["meta"]["files"], ctx: RunContext): Promise<CacheEntry> {
+    const storePath = envStorePath(json);
+    if (!storePath) throw new ActionError("internal", "nix print-dev-env did not report the environment's store path");
+    let environment = environmentFromDevEnv(json);
+    const hook = shellHookOf(json);
+    if (hook.trim() !== "") {
+      ctx.progress({ phase: "hooks", message: "running the shell hook" });
+      try {
+        environment = await runShellHook(json, { cwd: workspace, signal: ctx.signal, timeoutMs: this.settings.hookTimeoutMs ?? 60_000, onOutput: (s, d) => ctx.output(s, d) });
+      } catch (err) {
+        if (ctx.signal.aborted) throw err;
+        throw new ActionError("invalid_request", `the dev shell's shellHook failed: ${(err as Error).message}`);
+      }
+    }
+    const system = this.settings.system;
+    const root = this.cache.gcRoot(system, key);
+    mkdirSync(dirname(root), { recursive: true });
+    await execFileAsync("nix-store", ["--add-root", root, "--realise", storePath], { env: this.settings.nixEnv, signal: ctx.signal });
+    return this.cache.publish(
+      { key, system, envStorePath: storePath, recipe, files, nixVersion: await nixVersion(this.settings.nixEnv), hookRan: hook.trim() !== "", createdAt: new Date().toISOString() },
+      environment,
+    );
+  }
+}
+
+let versionPromise: Promise<string> | undefined;
+function nixVersion(env: NodeJS.ProcessEnv | undefined): Promise<string> {
+  versionPromise ??= execFileAsync("nix", ["--version"], { env }).then((r) => r.stdout.trim(), () => "unknown");
+  return versionPromise;
+}
+
+/** Turns Nix's exit code and last error into a typed error (a missing attribute names the package). */
+function nixFailure(exitCode: number, message: string | undefined, packages: readonly string[] | undefined): ActionError {
+  const text = message ?? `nix exited with code ${exitCode}`;
+  const missing = /attribute '([^']+)' missing/.exec(text)?.[1];
+  const index = missing && packages ? packages.findIndex((p) => p.split(".").includes(missing)) : -1;
+  if (index >= 0) {
+    return new ActionError("invalid_request", `packages[${index}] ${JSON.stringify(packages![index])} is not in this nixpkgs (${text})`, { path: `/packages/${index}`, details: { nixExitCode: exitCode } });
+  }
+  const what = exitCode === 100 ? "a package failed to build" : exitCode === 1 ? "evaluation failed" : `nix exited with code ${exitCode}`;
+  return new ActionError("invalid_request", `${what}: ${text}`, { details: { nixExitCode: exitCode } });
+}
+
+/** Whether a generated flake's lock pins the same nixpkgs URL (so it can be kept with --no-update-lock-file). */
+function lockBelongsTo(lockPath: string, url: string): boolean {
+  try {
+    const lock = JSON.parse(readFileSync(lockPath, "utf8"));
+    const inputs = lock.nodes?.[lock.root]?.inputs ?? {};
+    const original = lock.nodes?.[inputs.nixpkgs]?.original;
+    if (Object.keys(inputs).join(",") !== "nixpkgs" || !original) return false;
+    return flakeUrlOf(original) === url;
+  } catch {
+    return false;
+  }
+}
+
+function flakeUrlOf(original: Record<string, string>): string {
+  if (original.type === "path") return `path:${original.path}`;
+  if (original.type === "github") return `github:${original.owner}/${original.repo}${original.rev ?? original.ref ? `/${original.rev ?? original.ref}` : ""}`;
+  return original.url ?? "";
+}
+
+/** Puts the lock back as it was before a failed evaluation (or removes one the failure created). */
+function restoreLock(lockPath: string, before: Buffer | null): void {
+  if (before === null) {
+    rmSync(lockPath, { force: true });
+    return;
+  }
+  try {
+    if (readFileSync(lockPath).equals(before)) return;
+  } catch {
+    /* gone: write it back */
+  }
+  writeFileIfChanged(lockPath, before);
+}
+
+/**
+ * Maps `evaluating file '/nix/store/…-source/x'` back to the workspace for the flake in `dir`. Our
+ * flake's store copies are the ones whose flake.nix equals the local one (Nix may copy it twice:
+ * before and after writing a new lock); inputs' files are left out.
+ */
+function evaluatedWorkspaceFiles(evaluated: readonly string[], dir: string, workspace: string): string[] {
+  let local: Buffer;
+  try {
+    local = readFileSync(join(dir, "flake.nix"));
+  } catch {
+    return [];
+  }
+  const ours = new Set<string>();
+  for (const f of evaluated) {
+    if (!f.endsWith("/flake.nix")) continue;
+    try {
+      if (readFileSync(f).equals(local)) ours.add(dirname(f));
+    } catch {
+      /* not readable: not ours */
+    }
+  }
+  const out: string[] = [];
+  for (const f of evaluated) {
+    const storeDir = [...ours].find((d) => f.startsWith(d + "/"));
+    if (!storeDir) continue;
+    const mapped = join(dir, f.slice(storeDir.length + 1));
+    if (!relative(workspace, mapped).startsWith("..")) out.push(mapped);
+  }
+  return out;
+}

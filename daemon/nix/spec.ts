@@ -1,0 +1,61 @@
+import { mkdirSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { ActionError } from "../../protocol/errors.js";
+import { writeFileAtomicSync } from "../util/atomic-write.js";
+import type { NixpkgsPin } from "./pin.js";
+
+/** The manifest a workspace owns at `.hotline/environment-spec.json` (format documented in the guide). */
+export interface EnvironmentSpec {
+  version: 1;
+  /** Exactly one of `packages` (generated flake) or `flake` (a flake ref relative to the workspace). */
+  packages?: string[];
+  flake?: string;
+  /** The nixpkgs of a package definition; kept across daemon upgrades. For flakes: what the lock says, if known. */
+  nixpkgs?: NixpkgsPin;
+  system: string;
+  cacheKey: string;
+  templateVersion?: number;
+  createdAt: string;
+  updatedAt: string;
+  daemonVersion: string;
+}
+
+/** Where the workspace's own hotline files live. */
+export function workspacePaths(workspace: string) {
+  const hotline = join(workspace, ".hotline");
+  return {
+    hotline,
+    spec: join(hotline, "environment-spec.json"),
+    flakeDir: join(hotline, "nix"),
+    flake: join(hotline, "nix", "flake.nix"),
+    lock: join(hotline, "nix", "flake.lock"),
+  };
+}
+
+/** Reads the saved definition; undefined when there is none, `invalid_request` when it is unreadable. */
+export function readSpec(workspace: string): EnvironmentSpec | undefined {
+  const path = workspacePaths(workspace).spec;
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw err;
+  }
+  try {
+    const spec = JSON.parse(text) as EnvironmentSpec;
+    if (spec.version !== 1 || (spec.packages === undefined) === (spec.flake === undefined)) throw new Error("unexpected shape");
+    return spec;
+  } catch (err) {
+    throw new ActionError("invalid_request", `${path} is not a valid environment spec (${(err as Error).message}); fix it or pass "packages" or "flake" to replace it`, {
+      path: "/workspace",
+    });
+  }
+}
+
+/** Saves the definition atomically (only after a successful preparation). */
+export function writeSpec(workspace: string, spec: EnvironmentSpec): void {
+  const path = workspacePaths(workspace).spec;
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileAtomicSync(path, `${JSON.stringify(spec, null, 2)}\n`);
+}

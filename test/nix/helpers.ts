@@ -1,0 +1,59 @@
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import pino from "pino";
+import type { ProgressUpdate, RunContext } from "../../daemon/runners/context.js";
+import { nixSystem } from "../../daemon/nix/preparer.js";
+
+const here = dirname(fileURLToPath(import.meta.url));
+/** The offline nixpkgs stand-in (a path flake). */
+export const STANDIN = resolve(here, "../fixtures/nixpkgs-standin");
+export const STANDIN_REF = `path:${STANDIN}`;
+export const SYSTEM = nixSystem();
+
+/** A fresh temp directory removed after the test file. */
+export function tempDir(prefix: string): string {
+  return mkdtempSync(join(tmpdir(), `hotline-${prefix}-`));
+}
+
+/** A copy of the stand-in whose binaries report `release` (a different pin for the same packages). */
+export function standinCopy(release: string): string {
+  const dir = tempDir("standin");
+  cpSync(STANDIN, dir, { recursive: true });
+  writeFileSync(join(dir, "release"), `${release}\n`);
+  return dir;
+}
+
+/** A workspace holding the repository-flake fixture, pointed at the stand-in. */
+export function repoFlakeWorkspace(): string {
+  const ws = tempDir("repo");
+  const src = resolve(here, "../fixtures/nix-repo-flake");
+  cpSync(join(src, "nix"), join(ws, "nix"), { recursive: true });
+  const text = readFileSync(join(src, "flake.nix.in"), "utf8").replaceAll("@STANDIN@", STANDIN).replaceAll("@SYSTEM@", SYSTEM);
+  writeFileSync(join(ws, "flake.nix"), text);
+  return ws;
+}
+
+/** A RunContext that records output and progress, with its own AbortController. */
+export function recordingContext() {
+  const controller = new AbortController();
+  const chunks: string[] = [];
+  const progress: ProgressUpdate[] = [];
+  const ctx: RunContext = {
+    signal: controller.signal,
+    log: pino({ level: "silent" }),
+    output: (_stream, data) => chunks.push(typeof data === "string" ? data : data.toString("utf8")),
+    progress: (u) => progress.push(u),
+  };
+  return { ctx, controller, progress, output: () => chunks.join("") };
+}
+
+export function cleanup(...dirs: string[]): void {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+}
+
+export function ensureDir(dir: string): string {
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
