@@ -1,0 +1,269 @@
+import { createHash, randomBytes, type Hash } from "node:crypto";
+import { link, lstat, open, rename, rm, stat, unlink, type FileHandle } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
+import type { Dispatcher } from "undici";
+import { ActionError } from "../../protocol/errors.js";
+import type { RunContext } from "./context.js";
+import { chooseDownloadName } from "./download-name.js";
+import { headerValue, openFollowingRedirects, parseHttpUrl, redactUrl, type OpenedResponse } from "./http-open.js";
+import { throttledProgress } from "./progress-throttle.js";
+
+/**
+ * Streams one URL to disk: into a temporary file beside the destination while SHA-256 is
+ * computed, resuming dropped connections with Range requests, and renamed into place only when
+ * the body is complete and its hash is the expected one. Any failure or cancel removes the
+ * temporary file and leaves an existing destination untouched.
+ */
+
+export interface DownloadOptions {
+  url: string;
+  /** Absolute path of the file to write, or of a directory (existing, or written with a trailing `/`) to put it in. */
+  dest: string;
+  /** Expected SHA-256, hex. */
+  sha256?: string;
+  overwrite?: boolean;
+  maxRedirects?: number;
+  /** Resume attempts after a dropped connection. */
+  maxRetries?: number;
+  /** Pause before each resume attempt, times the attempt number. */
+  retryDelayMs?: number;
+  headers?: Record<string, string>;
+  authorization?: { origin: string; value: string };
+  dispatcher?: Dispatcher;
+}
+
+export interface DownloadResult {
+  path: string;
+  size: number;
+  sha256: string;
+  /** The URL the body finally came from (after redirects), credentials and query removed. */
+  url: string;
+}
+
+const BATCH_BYTES = 1024 * 1024;
+
+/** Downloads `opts.url` per the rules above; throws ActionError on every refusal or failure. */
+export async function downloadFile(ctx: RunContext, opts: DownloadOptions): Promise<DownloadResult> {
+  const url = parseHttpUrl(opts.url);
+  const expected = normalizeSha256(opts.sha256);
+  const target = await planDestination(opts.dest, opts.overwrite ?? false);
+  ctx.progress({ phase: "connect", message: redactUrl(url) });
+  const res = await openFollowingRedirects(url, { signal: ctx.signal, headers: opts.headers, maxRedirects: opts.maxRedirects, authorization: opts.authorization, dispatcher: opts.dispatcher });
+  if (res.statusCode !== 200) {
+    await res.body.dump().catch(() => undefined);
+    throw statusError(res);
+  }
+  const path = target.file ?? join(target.dir, chooseDownloadName(res.url, headerValue(res.headers, "content-disposition")));
+  if (!target.file && !(opts.overwrite ?? false) && (await exists(path))) {
+    res.body.destroy();
+    throw new ActionError("conflict", `${path} already exists; pass overwrite: true to replace it`, { path: "/dest" });
+  }
+  const temp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString("hex")}.part`);
+  let handle: FileHandle | undefined;
+  try {
+    handle = await open(temp, "wx", 0o644);
+    const { size, sha256 } = await receiveBody(ctx, handle, res, opts);
+    await handle.close();
+    handle = undefined;
+    if (expected && sha256 !== expected) {
+      throw new ActionError("invalid_request", `SHA-256 mismatch for ${redactUrl(res.url)}: expected ${expected}, got ${sha256}; nothing was written`, {
+        path: "/sha256",
+        details: { expected, actual: sha256 },
+      });
+    }
+    await install(temp, path, opts.overwrite ?? false);
+    return { path, size, sha256, url: redactUrl(res.url) };
+  } catch (err) {
+    res.body.destroy();
+    await handle?.close().catch(() => undefined);
+    await rm(temp, { force: true });
+    throw ctx.signal.aborted ? (ctx.signal.reason ?? err) : err;
+  }
+}
+
+/** Reads the body (and resumed bodies after a drop) into `handle`, hashing in order; returns size and hash. */
+async function receiveBody(ctx: RunContext, handle: FileHandle, first: OpenedResponse, opts: DownloadOptions) {
+  const progress = throttledProgress(ctx, "download");
+  const maxRetries = opts.maxRetries ?? 5;
+  const validator = headerValue(first.headers, "etag") ?? headerValue(first.headers, "last-modified");
+  // Servers often support Range without saying so; only an explicit "none" rules a resume out.
+  const rangesAccepted = headerValue(first.headers, "accept-ranges")?.toLowerCase() !== "none";
+  let total = contentLength(first);
+  let hash = createHash("sha256");
+  let written = 0;
+  let res = first;
+  for (let attempt = 0; ; attempt++) {
+    const sink = new BatchedSink(handle, hash, written);
+    try {
+      for await (const chunk of res.body as AsyncIterable<Buffer>) {
+        await sink.push(chunk);
+        progress.update(sink.received, total);
+      }
+      await sink.drain();
+      written = sink.written;
+      break;
+    } catch (err) {
+      await sink.drain().catch(() => undefined);
+      written = sink.written;
+      if (ctx.signal.aborted || err instanceof ActionError) throw err;
+      if (!rangesAccepted || attempt >= maxRetries) {
+        throw new ActionError("unavailable", `connection to ${redactUrl(res.url)} dropped after ${written} bytes${rangesAccepted ? ` and ${attempt} resume attempts` : " and the server does not accept Range requests"}: ${(err as Error).message}`, { cause: err });
+      }
+      ctx.log.warn({ url: redactUrl(res.url), written, attempt: attempt + 1 }, "download dropped; resuming with Range");
+      await delay((opts.retryDelayMs ?? 250) * (attempt + 1), undefined, { signal: ctx.signal });
+      const headers: Record<string, string> = { ...opts.headers, range: `bytes=${written}-` };
+      if (validator) headers["if-range"] = validator;
+      res = await openFollowingRedirects(res.url, { signal: ctx.signal, headers, maxRedirects: opts.maxRedirects, authorization: opts.authorization, dispatcher: opts.dispatcher });
+      if (res.statusCode === 206 && rangeStart(res) === written) {
+        total = rangeTotal(res) ?? total;
+      } else if (res.statusCode === 200) {
+        // The resource changed (If-Range failed) or the server ignored Range: start over.
+        await handle.truncate(0);
+        hash = createHash("sha256");
+        written = 0;
+        total = contentLength(res);
+      } else {
+        await res.body.dump().catch(() => undefined);
+        throw statusError(res);
+      }
+    }
+  }
+  if (total !== null && written !== total) {
+    throw new ActionError("unavailable", `${redactUrl(res.url)} ended after ${written} of ${total} bytes`);
+  }
+  progress.update(written, total);
+  progress.flush();
+  return { size: written, sha256: hash.digest("hex") };
+}
+
+/**
+ * Hashes chunks in arrival order and writes them in ~1 MiB batches, one write in flight while the
+ * next batch fills, so disk and network overlap without unbounded buffering.
+ */
+class BatchedSink {
+  private batch: Buffer[] = [];
+  private batchBytes = 0;
+  private inflight: Promise<void> = Promise.resolve();
+  private pendingBytes = 0;
+  constructor(
+    private readonly handle: FileHandle,
+    private readonly hash: Hash,
+    public written: number,
+  ) {}
+
+  /** Bytes received so far, written or waiting in the current batch. */
+  get received(): number {
+    return this.written + this.pendingBytes + this.batchBytes;
+  }
+
+  async push(chunk: Buffer): Promise<void> {
+    this.batch.push(chunk);
+    this.batchBytes += chunk.length;
+    if (this.batchBytes >= BATCH_BYTES) await this.flush();
+  }
+
+  async drain(): Promise<void> {
+    await this.flush();
+    await this.inflight;
+  }
+
+  private async flush(): Promise<void> {
+    await this.inflight;
+    if (this.batchBytes === 0) return;
+    const buffers = this.batch;
+    const bytes = this.batchBytes;
+    this.batch = [];
+    this.batchBytes = 0;
+    for (const b of buffers) this.hash.update(b);
+    const position = this.written;
+    this.pendingBytes = bytes;
+    this.inflight = writeAll(this.handle, buffers, position).then(
+      () => {
+        this.written += bytes;
+        this.pendingBytes = 0;
+      },
+      (err: unknown) => {
+        throw new ActionError("internal", `writing the download failed: ${(err as Error).message}`, { cause: err });
+      },
+    );
+    // Observed by the next flush/drain; this keeps a failed write from counting as unhandled meanwhile.
+    this.inflight.catch(() => undefined);
+  }
+}
+
+async function writeAll(handle: FileHandle, buffers: Buffer[], position: number): Promise<void> {
+  const { bytesWritten } = await handle.writev(buffers, position);
+  const total = buffers.reduce((n, b) => n + b.length, 0);
+  if (bytesWritten < total) await handle.write(Buffer.concat(buffers).subarray(bytesWritten), 0, total - bytesWritten, position + bytesWritten);
+}
+
+interface Destination {
+  dir: string;
+  /** Set when `dest` names the file itself. */
+  file?: string;
+}
+
+/** Decides whether `dest` is a directory to place into or the file path itself, refusing an existing file early. */
+async function planDestination(dest: string, overwrite: boolean): Promise<Destination> {
+  const info = await stat(dest).catch(() => undefined);
+  if (dest.endsWith("/") || info?.isDirectory()) {
+    if (!info?.isDirectory()) throw new ActionError("not_found", `directory ${dest} does not exist; create it first or name a file`, { path: "/dest" });
+    return { dir: dest };
+  }
+  const dir = dirname(dest);
+  if (!(await stat(dir).catch(() => undefined))?.isDirectory()) {
+    throw new ActionError("not_found", `directory ${dir} does not exist; create it first`, { path: "/dest" });
+  }
+  if (info && !overwrite) throw new ActionError("conflict", `${dest} already exists; pass overwrite: true to replace it`, { path: "/dest" });
+  return { dir, file: dest };
+}
+
+/** Moves the finished temp file into place; without overwrite a hard link makes "only if absent" atomic. */
+async function install(temp: string, path: string, overwrite: boolean): Promise<void> {
+  if (overwrite) {
+    if ((await lstat(path).catch(() => undefined))?.isDirectory()) {
+      throw new ActionError("conflict", `${path} is a directory; it is never replaced by a download`, { path: "/dest" });
+    }
+    await rename(temp, path);
+    return;
+  }
+  try {
+    await link(temp, path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "EEXIST") throw new ActionError("conflict", `${path} already exists; pass overwrite: true to replace it`, { path: "/dest" });
+    throw err;
+  }
+  await unlink(temp);
+}
+
+function normalizeSha256(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const hex = value.trim().toLowerCase().replace(/^sha256:/, "");
+  if (!/^[0-9a-f]{64}$/.test(hex)) throw new ActionError("invalid_request", `sha256 must be 64 hex digits, got ${JSON.stringify(value)}`, { path: "/sha256" });
+  return hex;
+}
+
+function statusError(res: OpenedResponse): ActionError {
+  const code = res.statusCode === 404 || res.statusCode === 410 ? "not_found" : "unavailable";
+  return new ActionError(code, `${redactUrl(res.url)} answered HTTP ${res.statusCode}`, { path: "/url", details: { status: res.statusCode } });
+}
+
+function contentLength(res: OpenedResponse): number | null {
+  const v = headerValue(res.headers, "content-length");
+  return v !== undefined && /^\d+$/.test(v) ? Number(v) : null;
+}
+
+function rangeStart(res: OpenedResponse): number | null {
+  const m = /^bytes (\d+)-\d+\/(\d+|\*)$/.exec(headerValue(res.headers, "content-range") ?? "");
+  return m ? Number(m[1]) : null;
+}
+
+function rangeTotal(res: OpenedResponse): number | null {
+  const m = /^bytes \d+-\d+\/(\d+)$/.exec(headerValue(res.headers, "content-range") ?? "");
+  return m ? Number(m[1]) : null;
+}
+
+async function exists(path: string): Promise<boolean> {
+  return (await lstat(path).catch(() => undefined)) !== undefined;
+}

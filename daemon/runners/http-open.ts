@@ -1,0 +1,91 @@
+import { request, type Dispatcher } from "undici";
+import { ActionError } from "../../protocol/errors.js";
+
+/**
+ * Opens an HTTP(S) GET and follows redirects by hand, so that every hop is checked (scheme,
+ * loop, count) and credentials never travel to another origin.
+ */
+
+export const DEFAULT_MAX_REDIRECTS = 10;
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+export interface OpenOptions {
+  signal: AbortSignal;
+  headers?: Record<string, string>;
+  maxRedirects?: number;
+  /** Sent only while the request stays on `credentialOrigin` (e.g. a GitHub token). */
+  authorization?: { origin: string; value: string };
+  dispatcher?: Dispatcher;
+  /** JSON Pointer of the request field the URL came from, for error messages. */
+  fieldPath?: string;
+}
+
+export interface OpenedResponse {
+  url: URL;
+  statusCode: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Dispatcher.ResponseData["body"];
+}
+
+/** Parses a user-supplied URL, refusing anything but http and https. */
+export function parseHttpUrl(raw: string, fieldPath = "/url"): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ActionError("invalid_request", `not a valid URL: ${JSON.stringify(raw)}; give an absolute http:// or https:// URL`, { path: fieldPath });
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new ActionError("invalid_request", `URL scheme ${url.protocol} is not supported; only http and https URLs can be downloaded`, { path: fieldPath });
+  }
+  return url;
+}
+
+/** A URL fit for messages and logs: user:password@ removed, query kept out (it may carry signed tokens). */
+export function redactUrl(url: URL): string {
+  return `${url.protocol}//${url.host}${url.pathname}`;
+}
+
+/** First value of a response header. */
+export function headerValue(headers: OpenedResponse["headers"], name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** GETs `start`, following at most `maxRedirects` redirects; the returned body is unread. */
+export async function openFollowingRedirects(start: URL, opts: OpenOptions): Promise<OpenedResponse> {
+  const maxRedirects = opts.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
+  const chain: URL[] = [];
+  let url = start;
+  for (;;) {
+    chain.push(url);
+    const headers: Record<string, string> = { "user-agent": "hotline", ...opts.headers };
+    if (opts.authorization && url.origin === opts.authorization.origin) headers.authorization = opts.authorization.value;
+    const res = await request(url, { method: "GET", headers, signal: opts.signal, dispatcher: opts.dispatcher }).catch((err: unknown) => {
+      if (opts.signal.aborted) throw err;
+      throw new ActionError("unavailable", `could not reach ${redactUrl(url)}: ${(err as Error).message}`, { path: opts.fieldPath, cause: err });
+    });
+    const location = headerValue(res.headers, "location");
+    if (!REDIRECT_STATUSES.has(res.statusCode) || !location) {
+      return { url, statusCode: res.statusCode, headers: res.headers, body: res.body };
+    }
+    await res.body.dump().catch(() => undefined);
+    let next: URL;
+    try {
+      next = new URL(location, url);
+    } catch {
+      throw new ActionError("unavailable", `${redactUrl(url)} redirected to an invalid location ${JSON.stringify(location)}`, { path: opts.fieldPath });
+    }
+    if (next.protocol !== "http:" && next.protocol !== "https:") {
+      throw new ActionError("invalid_request", `${redactUrl(url)} redirected to a ${next.protocol} URL; only http and https are followed`, { path: opts.fieldPath });
+    }
+    const describe = () => [...chain, next].map(redactUrl).join(" -> ");
+    if (chain.some((seen) => seen.href === next.href)) {
+      throw new ActionError("unavailable", `redirect loop: ${describe()}`, { path: opts.fieldPath, details: { redirects: chain.length } });
+    }
+    if (chain.length > maxRedirects) {
+      throw new ActionError("unavailable", `more than ${maxRedirects} redirects: ${describe()}`, { path: opts.fieldPath, details: { redirects: chain.length } });
+    }
+    url = next;
+  }
+}
