@@ -1,0 +1,180 @@
+import fs from "node:fs/promises";
+import path from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
+import { breakStaleLock, isStale, ownRecord, readLock, removeOwnLock, tryCreateLock, type LockRecord } from "./lock-file.js";
+
+/**
+ * One lock per repository. Inside the daemon, waiters queue first-in first-out on an in-memory
+ * mutex (no polling); across processes, the holder also owns an O_EXCL lock file, and a process
+ * that finds it taken polls with backoff until the holder releases it or is found dead.
+ */
+
+export interface LockWaitInfo {
+  /** Who held the lock when we started waiting (undefined when the wait was inside this process). */
+  holder?: Pick<LockRecord, "pid" | "purpose" | "acquiredAt">;
+}
+
+export interface AcquireOptions {
+  signal?: AbortSignal;
+  /** Recorded in the lock file, shown to whoever waits ("tasks.commit fix-1"). */
+  purpose: string;
+  /** Called once when the lock is not free at once. */
+  onWait?: (info: LockWaitInfo) => void;
+}
+
+/** What a held lock reports; `waited`/`waitedMs` let callers and tests observe contention. */
+export interface LockHandle {
+  readonly key: string;
+  readonly waited: boolean;
+  readonly waitedMs: number;
+  /** True when a dead holder's lock file was taken over to get this one. */
+  readonly recoveredStale: boolean;
+  release(): Promise<void>;
+}
+
+export interface LockStats {
+  acquired: number;
+  waited: number;
+  totalWaitMs: number;
+  maxWaitMs: number;
+  staleRecovered: number;
+}
+
+/** A FIFO mutex whose waiters can give up when their signal aborts. */
+class Mutex {
+  private held = false;
+  private readonly waiters: Array<{ resolve: () => void; reject: (error: unknown) => void }> = [];
+
+  get busy(): boolean {
+    return this.held;
+  }
+
+  async lock(signal?: AbortSignal): Promise<void> {
+    signal?.throwIfAborted();
+    if (!this.held) {
+      this.held = true;
+      return;
+    }
+    await new Promise<void>((resolve, reject) => {
+      const waiter = {
+        resolve: () => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve();
+        },
+        reject,
+      };
+      const onAbort = () => {
+        const i = this.waiters.indexOf(waiter);
+        if (i >= 0) this.waiters.splice(i, 1);
+        reject(signal?.reason);
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.waiters.push(waiter);
+    });
+  }
+
+  unlock(): void {
+    const next = this.waiters.shift();
+    if (next) next.resolve();
+    else this.held = false;
+  }
+}
+
+const POLL_START_MS = 5;
+const POLL_MAX_MS = 100;
+
+/** The per-repository locks of one workspace; `lockFileFor` maps a key to its lock file. */
+export class RepoLocks {
+  private readonly mutexes = new Map<string, Mutex>();
+  private readonly counters = new Map<string, LockStats>();
+
+  constructor(private readonly lockFileFor: (key: string) => string) {}
+
+  /** Waits for the key's lock (in-process, then cross-process) and returns the held handle. */
+  async acquire(key: string, options: AcquireOptions): Promise<LockHandle> {
+    const started = performance.now();
+    let mutex = this.mutexes.get(key);
+    if (!mutex) this.mutexes.set(key, (mutex = new Mutex()));
+    let waited = mutex.busy;
+    let told = false;
+    if (waited) {
+      told = true;
+      options.onWait?.({});
+    }
+    await mutex.lock(options.signal);
+    const file = this.lockFileFor(key);
+    const record = ownRecord(options.purpose);
+    let recoveredStale = false;
+    try {
+      await fs.mkdir(path.dirname(file), { recursive: true });
+      let pause = POLL_START_MS;
+      while (!(await tryCreateLock(file, record))) {
+        const current = await readLock(file);
+        if (!current) continue; // released between our create and read: try again at once
+        if (isStale(current)) {
+          if (await breakStaleLock(file, current.text)) recoveredStale = true;
+          continue;
+        }
+        waited = true;
+        if (!told) {
+          told = true;
+          const h = current.record;
+          options.onWait?.({ holder: h && { pid: h.pid, purpose: h.purpose, acquiredAt: h.acquiredAt } });
+        }
+        await delay(pause, undefined, { signal: options.signal }).catch((error: unknown) => {
+          options.signal?.throwIfAborted(); // surface the caller's reason, not a generic AbortError
+          throw error;
+        });
+        pause = Math.min(pause * 2, POLL_MAX_MS);
+      }
+    } catch (error) {
+      mutex.unlock();
+      throw error;
+    }
+    const waitedMs = waited ? Math.max(1, Math.round(performance.now() - started)) : 0;
+    this.count(key, waited, waitedMs, recoveredStale);
+    let released = false;
+    return {
+      key,
+      waited,
+      waitedMs,
+      recoveredStale,
+      release: async () => {
+        if (released) return;
+        released = true;
+        try {
+          await removeOwnLock(file, record);
+        } finally {
+          mutex.unlock();
+        }
+      },
+    };
+  }
+
+  /** Runs fn while holding the key's lock, releasing it however fn ends. */
+  async withLock<T>(key: string, options: AcquireOptions, fn: (lock: LockHandle) => Promise<T>): Promise<T> {
+    const lock = await this.acquire(key, options);
+    try {
+      return await fn(lock);
+    } finally {
+      await lock.release();
+    }
+  }
+
+  /** Contention counters for one key (zeros when never locked). */
+  stats(key: string): LockStats {
+    return { ...(this.counters.get(key) ?? { acquired: 0, waited: 0, totalWaitMs: 0, maxWaitMs: 0, staleRecovered: 0 }) };
+  }
+
+  private count(key: string, waited: boolean, waitedMs: number, recovered: boolean): void {
+    const s = this.counters.get(key) ?? { acquired: 0, waited: 0, totalWaitMs: 0, maxWaitMs: 0, staleRecovered: 0 };
+    s.acquired += 1;
+    if (waited) {
+      s.waited += 1;
+      s.totalWaitMs += waitedMs;
+      s.maxWaitMs = Math.max(s.maxWaitMs, waitedMs);
+    }
+    if (recovered) s.staleRecovered += 1;
+    this.counters.set(key, s);
+  }
+}

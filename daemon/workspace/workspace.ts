@@ -1,0 +1,93 @@
+import path from "node:path";
+import { bundleRepo, snapshotRepo } from "./archive.js";
+import { commitTask } from "./commit.js";
+import type { WorkspaceDeps } from "./deps.js";
+import { FALLBACK_IDENTITY, type GitIdentity, type WorkContext } from "./git-helpers.js";
+import { WorkspaceLayout } from "./layout.js";
+import { mergeTask } from "./merge.js";
+import { RepoLocks } from "./repo-lock.js";
+import { addRepo, listRepos, type AddRepoParams } from "./repos.js";
+import { writeSecrets, type WriteSecretsParams } from "./secrets.js";
+import { createTask, listTasks, removeTask, type CreateTaskParams } from "./tasks.js";
+
+export interface WorkspaceOptions {
+  /** The workspace root (config `workspaceRoot`, default /workspace). */
+  root: string;
+  /** The daemon's state directory: snapshots/ and bundles/ go under it. */
+  stateDir: string;
+  /** Identity for commits when the repository's git config names nobody (default hotline <hotline@localhost>). */
+  identity?: GitIdentity;
+}
+
+/** The coding workspace: one object the action handlers call; each method is one action's domain logic. */
+export class Workspace {
+  readonly deps: WorkspaceDeps;
+
+  constructor(options: WorkspaceOptions) {
+    const layout = new WorkspaceLayout(options.root);
+    this.deps = {
+      layout,
+      locks: new RepoLocks((repoId) => layout.lockPath(repoId)),
+      stateDir: path.resolve(options.stateDir),
+      identity: options.identity ?? FALLBACK_IDENTITY,
+    };
+  }
+
+  get layout(): WorkspaceLayout {
+    return this.deps.layout;
+  }
+
+  get locks(): RepoLocks {
+    return this.deps.locks;
+  }
+
+  /** repos.add: clone or init a repository's shared clone (long: run as a job). */
+  addRepo(params: AddRepoParams, ctx?: WorkContext) {
+    return addRepo(this.deps, params, ctx);
+  }
+
+  /** repos.list */
+  listRepos(ctx?: WorkContext) {
+    return listRepos(this.deps, ctx);
+  }
+
+  /** repos.snapshot: tar.gz of the tree at a ref (long: run as a job). */
+  snapshot(params: { repo?: string; ref?: string }, ctx?: WorkContext) {
+    return snapshotRepo(this.deps, params, ctx);
+  }
+
+  /** repos.bundle: full-history bundle for recovery (long: run as a job). */
+  bundle(params: { repo?: string }, ctx?: WorkContext) {
+    return bundleRepo(this.deps, params, ctx);
+  }
+
+  /** tasks.create */
+  createTask(params: CreateTaskParams, ctx?: WorkContext) {
+    return createTask(this.deps, params, ctx);
+  }
+
+  /** tasks.list */
+  listTasks(filter: { repo?: string } = {}, ctx?: WorkContext) {
+    return listTasks(this.deps, filter, ctx);
+  }
+
+  /** tasks.commit */
+  commit(params: { task: string; message: string }, ctx?: WorkContext) {
+    return commitTask(this.deps, params, ctx);
+  }
+
+  /** tasks.merge */
+  merge(params: { task: string; into?: string }, ctx?: WorkContext) {
+    return mergeTask(this.deps, params, ctx);
+  }
+
+  /** tasks.remove */
+  removeTask(params: { task: string; force?: boolean }, ctx?: WorkContext) {
+    return removeTask(this.deps, params, ctx);
+  }
+
+  /** secrets.write */
+  writeSecrets(params: WriteSecretsParams, ctx?: WorkContext) {
+    return writeSecrets(this.deps, params, ctx);
+  }
+}
