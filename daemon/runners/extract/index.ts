@@ -1,0 +1,108 @@
+import { randomBytes } from "node:crypto";
+import { createReadStream } from "node:fs";
+import { chmod, lstat, mkdir, rename, rm, stat } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+import { Transform } from "node:stream";
+import { ActionError } from "../../../protocol/errors.js";
+import type { RunContext } from "../context.js";
+import { throttledProgress } from "../progress-throttle.js";
+import { DEFAULT_LIMITS, ExtractionBudget, type ExtractLimits } from "./budget.js";
+import { decompressedTar } from "./decompress.js";
+import { refuseArchive } from "./entry-path.js";
+import { detectArchiveFormat, type ArchiveFormat } from "./sniff.js";
+import { extractTarStream } from "./tar.js";
+import { TreeWriter } from "./tree-writer.js";
+import { extractZip } from "./zip.js";
+
+/**
+ * Extracts an untrusted archive into a new directory: everything goes into a temporary sibling
+ * of `dest`, which is renamed into place only when every entry passed the safety rules; any
+ * refusal, failure or cancel removes the temporary directory, so no trace is left.
+ */
+
+export { ARCHIVE_FORMATS, type ArchiveFormat } from "./sniff.js";
+export { DEFAULT_LIMITS, type ExtractLimits } from "./budget.js";
+
+export interface ExtractOptions {
+  /** Absolute path of the archive. */
+  archive: string;
+  /** Absolute path of the directory to create; it must not exist. */
+  dest: string;
+  /** Skips sniffing; must agree with the file's magic bytes when those are definite. */
+  format?: ArchiveFormat;
+  /** Leading path components to drop from every entry (GNU tar's --strip-components). */
+  strip?: number;
+  limits?: Partial<ExtractLimits>;
+}
+
+export interface ExtractResult {
+  dest: string;
+  format: ArchiveFormat;
+  entries: number;
+  bytes: number;
+}
+
+const READ_CHUNK_BYTES = 256 * 1024;
+
+/** Extracts `opts.archive` into `opts.dest` per the rules above; throws ActionError on any refusal. */
+export async function extractArchive(ctx: RunContext, opts: ExtractOptions): Promise<ExtractResult> {
+  const strip = opts.strip ?? 0;
+  if (!Number.isInteger(strip) || strip < 0) throw new ActionError("invalid_request", `strip must be a whole number ≥ 0, got ${strip}`, { path: "/strip" });
+  await requireFreshDest(opts.dest);
+  const format = await detectArchiveFormat(opts.archive, opts.format);
+  const archiveSize = (await stat(opts.archive)).size;
+  const budget = new ExtractionBudget({ ...DEFAULT_LIMITS, ...opts.limits });
+  const progress = throttledProgress(ctx, "extract");
+  const temp = join(dirname(opts.dest), `.${basename(opts.dest)}.${randomBytes(6).toString("hex")}.extracting`);
+  await mkdir(temp, { mode: 0o700 });
+  try {
+    const writer = new TreeWriter(temp);
+    progress.update(0, archiveSize);
+    if (format === "zip") {
+      await extractZip(opts.archive, writer, budget, strip, ctx.signal, (done) => progress.update(done, archiveSize));
+    } else {
+      let read = 0;
+      const meter = new Transform({
+        transform(chunk: Buffer, _enc, done) {
+          read += chunk.length;
+          progress.update(read, archiveSize);
+          done(null, chunk);
+        },
+      });
+      const source = createReadStream(opts.archive, { highWaterMark: READ_CHUNK_BYTES });
+      source.on("error", (err) => meter.destroy(err));
+      await extractTarStream(decompressedTar(format, source.pipe(meter)), writer, budget, strip, ctx.signal);
+    }
+    ctx.signal.throwIfAborted();
+    await writer.finish();
+    await chmod(temp, 0o755);
+    await requireFreshDest(opts.dest);
+    await rename(temp, opts.dest);
+    progress.update(archiveSize, archiveSize);
+    progress.flush();
+    return { dest: opts.dest, format, entries: budget.entries, bytes: budget.bytes };
+  } catch (err) {
+    await rm(temp, { recursive: true, force: true });
+    if (ctx.signal.aborted) throw ctx.signal.reason ?? err;
+    throw explain(err);
+  }
+}
+
+/** The destination must be new, and its parent must exist. */
+async function requireFreshDest(dest: string): Promise<void> {
+  if (await lstat(dest).catch(() => undefined)) {
+    throw new ActionError("conflict", `${dest} already exists; extract into a new directory`, { path: "/dest" });
+  }
+  if (!(await stat(dirname(dest)).catch(() => undefined))?.isDirectory()) {
+    throw new ActionError("not_found", `directory ${dirname(dest)} does not exist; create it first`, { path: "/dest" });
+  }
+}
+
+/** Decoder and parser errors mean a damaged archive; disk errors stay what they are. */
+function explain(err: unknown): unknown {
+  if (err instanceof ActionError) return err;
+  const e = err as NodeJS.ErrnoException;
+  if (e?.code === "ENOSPC" || e?.code === "EDQUOT") return new ActionError("limit_exceeded", `the disk is full: ${e.message}`, { cause: err });
+  if (e?.code && /^E[A-Z]+$/.test(e.code) && e.syscall) return new ActionError("internal", `extraction failed: ${e.message}`, { cause: err });
+  return refuseArchive(`it is damaged or truncated (${e?.message ?? String(err)})`);
+}

@@ -1,0 +1,76 @@
+import { Transform, type Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { extract as tarExtract, type Header } from "tar-stream";
+import type { ExtractionBudget } from "./budget.js";
+import { refuseEntry, safeEntryPath } from "./entry-path.js";
+import type { TreeWriter } from "./tree-writer.js";
+
+/**
+ * Walks a decompressed tar stream entry by entry: regular files and directories are written,
+ * everything else (symlinks, hardlinks, devices, FIFOs, unknown types) refuses the archive.
+ */
+
+const REFUSED_KIND: Record<string, string> = {
+  symlink: "symbolic links are not extracted",
+  link: "hard links are not extracted",
+  "character-device": "character devices are not extracted",
+  "block-device": "block devices are not extracted",
+  fifo: "FIFOs are not extracted",
+};
+
+/** Extracts every entry of `tarStream` (already decompressed) through `writer`. */
+export async function extractTarStream(tarStream: Readable, writer: TreeWriter, budget: ExtractionBudget, strip: number, signal: AbortSignal): Promise<void> {
+  // Pre-POSIX headers are accepted: every entry is checked here, whatever its header format.
+  const extract = tarExtract({ filenameEncoding: "utf-8", allowUnknownFormat: true } as Parameters<typeof tarExtract>[0]);
+  const meter = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      try {
+        budget.addStreamBytes(chunk.length);
+        done(null, chunk);
+      } catch (err) {
+        done(err as Error);
+      }
+    },
+  });
+  const feeding = pipeline(tarStream, meter, extract, { signal });
+  const consuming = (async () => {
+    for await (const entry of extract) {
+      const h: Partial<Header> & { name: string } = entry.header;
+      budget.addEntry(h.name);
+      const kind = h.type ?? "unknown";
+      if (kind !== "file" && kind !== "contiguous-file" && kind !== "directory") {
+        throw refuseEntry(h.name, REFUSED_KIND[kind] ?? `entries of type ${kind} are not extracted`);
+      }
+      const rel = safeEntryPath(h.name, strip);
+      if (rel === null) {
+        entry.resume();
+        continue;
+      }
+      if (kind === "directory") {
+        entry.resume();
+        await writer.directory(rel, h.mode, h.mtime);
+      } else {
+        await writer.file(rel, entry as AsyncIterable<Buffer>, h.mode, h.mtime, (n) => budget.addBytes(h.name, n)).catch((err: unknown) => {
+          throw wrapWriteError(h.name, err);
+        });
+      }
+    }
+  })();
+  // Whichever side fails first decides the error; the other is torn down with it.
+  await Promise.all([
+    feeding,
+    consuming.catch((err: unknown) => {
+      extract.destroy(err as Error);
+      throw err;
+    }),
+  ]);
+}
+
+/** File-system failures name the entry being written (a file where a directory is needed, etc.). */
+export function wrapWriteError(entry: string, err: unknown): unknown {
+  const e = err as NodeJS.ErrnoException;
+  if (e && typeof e.code === "string" && /^E[A-Z]+$/.test(e.code) && e.code !== "ENOSPC" && e.code !== "EDQUOT") {
+    return refuseEntry(entry, `it cannot be written (${e.code}: it clashes with an earlier entry)`);
+  }
+  return err;
+}
