@@ -1,7 +1,10 @@
 import type { Services } from "./actions/context.js";
+import { installPrepare } from "./prepare-feature.js";
 
 /**
  * Feature modules (prepare, files, workspace) that need start-up work — restoring an index,
  * installing the environment resolver, registering catalog providers — hook in here.
  */
-export async function installFeatures(_services: Services): Promise<void> {}
+export async function installFeatures(services: Services): Promise<void> {
+  installPrepare(services);
+}

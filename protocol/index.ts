@@ -5,6 +5,7 @@ import { stateCatalog } from "./actions/state-catalog.js";
 import { shell } from "./actions/shell.js";
 import { jobsCancel, jobsFollow, jobsInput, jobsList, jobsOutput, jobsResize, jobsStatus, jobsUnfollow, jobsWait } from "./actions/jobs.js";
 import { tokensCreate } from "./actions/tokens-create.js";
+import { prepare } from "./actions/prepare.js";
 
 export * from "./common.js";
 export * from "./errors.js";
@@ -30,4 +31,5 @@ export const ACTIONS: readonly ActionDefinition[] = [
   jobsResize,
   jobsCancel,
   tokensCreate,
+  prepare,
 ];

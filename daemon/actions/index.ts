@@ -13,6 +13,7 @@ import jobsInput from "./jobs-input.js";
 import jobsResize from "./jobs-resize.js";
 import jobsCancel from "./jobs-cancel.js";
 import tokensCreate from "./tokens-create.js";
+import prepare from "./prepare.js";
 
 /** Every handler, explicitly; dispatch checks this list against protocol's ACTIONS at start-up. */
 export const HANDLERS: readonly ActionEntry[] = [
@@ -30,4 +31,5 @@ export const HANDLERS: readonly ActionEntry[] = [
   jobsResize,
   jobsCancel,
   tokensCreate,
+  prepare,
 ];

@@ -1,6 +1,7 @@
 import { execFile } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { dirname, join, relative, sep } from "node:path";
+import { createHash } from "node:crypto";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { basename, dirname, join, relative, sep } from "node:path";
 import { promisify } from "node:util";
 import { ActionError } from "../../protocol/errors.js";
 import type { RunContext } from "../runners/context.js";
@@ -52,11 +53,6 @@ export type PreparePlan =
   | { ready: true; workspace: string; environment: EnvironmentSummary }
   | { ready: false; workspace: string; recipe: Recipe };
 
-/** Maps Nix's Node arch names to Nix system doubles. */
-export function nixSystem(arch: string = process.arch): string {
-  return `${arch === "arm64" ? "aarch64" : arch === "x64" ? "x86_64" : arch}-linux`;
-}
-
 /**
  * Prepares workspace environments: plans against the cache without Nix, evaluates with
  * `nix print-dev-env` in a job, runs hooks once, publishes the cache entry and records the workspace.
@@ -72,9 +68,10 @@ export class NixPreparer {
   }
 
   /** Answers from the cache when it can (a few stats, no Nix process); otherwise says what a job must do. */
-  plan(req: PrepareRequest, workspace: string): PreparePlan {
+  plan(req: PrepareRequest, workspace: string, opts: { adopt?: boolean } = {}): PreparePlan {
     const { recipe, spec } = planRecipe(req, workspace, this.settings.defaultNixpkgs);
-    const hit = this.cachedEntry(workspace, recipe, spec);
+    // While a prepare of this workspace runs, its files are the job's: answer through a job.
+    const hit = opts.adopt === false ? undefined : this.cachedEntry(workspace, recipe, spec);
     if (!hit) return { ready: false, workspace, recipe };
     return { ready: true, workspace, environment: this.adopt(workspace, recipe, hit, spec) };
   }
@@ -140,6 +137,11 @@ export class NixPreparer {
     };
   }
 
+  /** Whether a prepare of this workspace is running or waiting. */
+  busy(workspace: string): boolean {
+    return this.mutex.busy(workspace);
+  }
+
   /** The current summary for a workspace, if it was prepared (for failure reports and `hotline env`). */
   current(workspace: string): EnvironmentSummary | undefined {
     const rec = this.environments.get(workspace);
@@ -154,6 +156,7 @@ export class NixPreparer {
    * made it ready). On failure nothing of the previous environment changes, and the error says so.
    */
   run(req: PrepareRequest, workspace: string, ctx: RunContext): Promise<EnvironmentSummary> {
+    if (this.mutex.busy(workspace)) ctx.output("stderr", "waiting for another prepare of this workspace to finish\n");
     return this.mutex.run(workspace, async () => {
       const plan = this.plan(req, workspace);
       if (plan.ready) {
@@ -197,7 +200,7 @@ export class NixPreparer {
       if (entry) {
         ctx.output("stderr", `using cached environment ${entry.meta.key}\n`);
       } else {
-        const args = ["print-dev-env", "--json", ...(lockReusable ? ["--no-update-lock-file"] : []), `path:${staging}`];
+        const args = ["print-dev-env", "--json", ...this.profileArgs(workspace), ...(lockReusable ? ["--no-update-lock-file"] : []), `path:${staging}`];
         const { json } = await this.evaluate(args, workspace, ctx, recipe.packages);
         pin = { ...recipe.pin, ...readLockedInput(join(staging, "flake.lock")) };
         const recipeData = packagesRecipe(recipe.packages, pin);
@@ -218,7 +221,7 @@ export class NixPreparer {
     const generated = dir === workspacePaths(workspace).flakeDir || dir.startsWith(workspacePaths(workspace).hotline + sep);
     const installable = `${generated ? "path:" : ""}${dir}${attr ? `#${attr}` : ""}`;
     const before = fingerprintFiles([join(dir, "flake.nix"), lockPath]);
-    const args = ["print-dev-env", "--json", "-v", ...(lockBefore && !recipe.updateLock ? ["--no-update-lock-file"] : []), installable];
+    const args = ["print-dev-env", "--json", "-v", ...this.profileArgs(workspace), ...(lockBefore && !recipe.updateLock ? ["--no-update-lock-file"] : []), installable];
     let result;
     try {
       result = await this.evaluate(args, workspace, ctx, undefined);
@@ -249,6 +252,32 @@ export class NixPreparer {
     const key = cacheKey(recipeData, this.settings.system);
     const entry = await this.finish(workspace, result.json, recipeData, key, prints, ctx);
     return this.adopt(workspace, recipe, entry, undefined);
+  }
+
+  /**
+   * A per-workspace Nix profile: Nix roots the new environment itself, atomically, so a garbage
+   * collection between evaluation and our own root cannot take it; older generations are pruned.
+   */
+  private profileArgs(workspace: string): string[] {
+    return ["--profile", this.profilePath(workspace)];
+  }
+
+  private profilePath(workspace: string): string {
+    const dir = join(this.settings.cacheDir, "gcroots", this.settings.system, "workspaces");
+    mkdirSync(dir, { recursive: true });
+    return join(dir, createHash("sha256").update(workspace).digest("hex").slice(0, 32));
+  }
+
+  /** Keeps the newest two generations of a workspace profile (the current and the one before). */
+  private pruneProfile(workspace: string): void {
+    const profile = this.profilePath(workspace);
+    const base = basename(profile);
+    const gens = readdirSync(dirname(profile))
+      .map((f) => new RegExp(`^${base}-(\\d+)-link$`).exec(f))
+      .filter((m): m is RegExpExecArray => m !== null)
+      .map((m) => Number(m[1]))
+      .sort((a, b) => b - a);
+    for (const n of gens.slice(2)) rmSync(join(dirname(profile), `${base}-${n}-link`), { force: true });
   }
 
   /** Runs print-dev-env, streaming Nix's log to the job and its activities to progress. */
@@ -299,10 +328,12 @@ export class NixPreparer {
     const root = this.cache.gcRoot(system, key);
     mkdirSync(dirname(root), { recursive: true });
     await execFileAsync("nix-store", ["--add-root", root, "--realise", storePath], { env: this.settings.nixEnv, signal: ctx.signal });
-    return this.cache.publish(
+    const published = this.cache.publish(
       { key, system, envStorePath: storePath, recipe, files, nixVersion: await nixVersion(this.settings.nixEnv), hookRan: hook.trim() !== "", createdAt: new Date().toISOString() },
       environment,
     );
+    this.pruneProfile(workspace);
+    return published;
   }
 }
 

@@ -32,7 +32,7 @@ export function checkWorkspace(workspace: string): string {
   return abs;
 }
 
-const FLAKE_REF = /^(\.|\.\/[A-Za-z0-9._/+-]*|[A-Za-z0-9_][A-Za-z0-9._/+-]*)(#[A-Za-z0-9_][A-Za-z0-9_.'+-]*)?$/;
+const FLAKE_REF = /^(\.|\.\/[A-Za-z0-9._/+-]*|\.?[A-Za-z0-9_][A-Za-z0-9._/+-]*)(#[A-Za-z0-9_][A-Za-z0-9_.'+-]*)?$/;
 
 /** A flake ref relative to the workspace: its directory and attribute, refused when it leaves the workspace. */
 export function parseFlakeRef(workspace: string, ref: string): { dir: string; attr?: string } {

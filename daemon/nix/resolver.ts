@@ -65,11 +65,11 @@ export class WorkspaceEnvironments {
   }
 
   /** The prepared environment for a job whose cwd is `cwd`, or null outside every prepared workspace. */
-  resolve(cwd: string): PreparedEnvironment | null {
+  resolve(cwd: string): (PreparedEnvironment & { workspace: string }) | null {
     let dir = resolvePath(cwd);
     for (;;) {
       const hit = this.byWorkspace.get(dir);
-      if (hit) return hit.environment;
+      if (hit) return { workspace: dir, set: hit.environment.set, prepend: hit.environment.prepend };
       const parent = dirname(dir);
       if (parent === dir) return null;
       dir = parent;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install Debian's nix-bin (when nix is missing) and configure single-user, offline use for the
-# current user: flakes on, no sandbox, no substituters, no build users, an empty flake registry.
+# current user (root: system-wide in /etc/nix): flakes on, no sandbox, no substituters, no build users, an empty flake registry.
 # Idempotent: safe to run on every CI start.
 set -euo pipefail
 
@@ -33,8 +33,13 @@ prepare_store() {
   fi
 }
 
+# Root writes the system config (/etc/nix), so it applies whatever HOME a test daemon sets;
+# another user writes its own ~/.config/nix.
 write_config() {
   local conf_dir="${XDG_CONFIG_HOME:-$HOME/.config}/nix"
+  if [ "$(id -u)" -eq 0 ]; then
+    conf_dir=/etc/nix
+  fi
   local registry="$conf_dir/empty-registry.json"
   local conf="$conf_dir/nix.conf"
   local tmp

@@ -4,7 +4,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import pino from "pino";
 import type { ProgressUpdate, RunContext } from "../../daemon/runners/context.js";
-import { nixSystem } from "../../daemon/nix/preparer.js";
+import { nixSystem } from "../../daemon/system.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** The offline nixpkgs stand-in (a path flake). */

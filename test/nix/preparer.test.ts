@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { applyEnvironment } from "../../daemon/nix/environment.js";
+import { composeJobEnvironment } from "../../daemon/environment/job-env.js";
 import { NixPreparer } from "../../daemon/nix/preparer.js";
 import { readSpec } from "../../daemon/nix/spec.js";
 import { toolAvailable } from "../helpers/tools.js";
@@ -37,7 +37,7 @@ describe.skipIf(!hasNix)("NixPreparer with real nix and the stand-in", () => {
     const summary = await prep.run(req, w, rec.ctx);
     expect(summary.packages).toEqual(["hello-a", "tools.greeter"]);
     expect(existsSync(join(w, ".hotline/nix/flake.lock"))).toBe(true);
-    const env = applyEnvironment({ PATH: process.env.PATH }, prep.environments.resolve(join(w, "sub/dir")));
+    const env = composeJobEnvironment({ PATH: process.env.PATH! }, prep.environments.resolve(join(w, "sub/dir")), undefined);
     expect(run(w, env, "hello-a; greeter")).toBe("hello-a from standin 1\ngreeter from standin 1");
     const plan = prep.plan(req, w);
     expect(plan.ready).toBe(true);
@@ -56,8 +56,8 @@ describe.skipIf(!hasNix)("NixPreparer with real nix and the stand-in", () => {
     const fresh = ws();
     await upgraded.run({ workspace: fresh, packages: ["hello-b"] }, fresh, recordingContext().ctx);
     await upgraded.run({ workspace: w, packages: ["hello-b", "hello-a"] }, w, recordingContext().ctx);
-    const envOld = applyEnvironment({ PATH: process.env.PATH }, upgraded.environments.resolve(w));
-    const envNew = applyEnvironment({ PATH: process.env.PATH }, upgraded.environments.resolve(fresh));
+    const envOld = composeJobEnvironment({ PATH: process.env.PATH! }, upgraded.environments.resolve(w), undefined);
+    const envNew = composeJobEnvironment({ PATH: process.env.PATH! }, upgraded.environments.resolve(fresh), undefined);
     expect(run(w, envOld, "hello-b")).toBe("hello-b from standin 1");
     expect(run(fresh, envNew, "hello-b")).toBe("hello-b from standin 2");
     expect(readSpec(w)!.nixpkgs?.url).toBe(STANDIN_REF);

@@ -1,0 +1,63 @@
+import { join } from "node:path";
+import type { Services } from "./actions/context.js";
+import { CATALOG_EXTENSION } from "./actions/state-catalog.js";
+import { SingleFlight } from "./nix/concurrency.js";
+import { pinFromRef } from "./nix/pin.js";
+import { NixPreparer } from "./nix/preparer.js";
+import { packagesTemplate } from "./nix/template.js";
+import { nixSystem, type NixProbe } from "./system.js";
+
+export type NixFeature =
+  | { available: true; preparer: NixPreparer; inflight: SingleFlight<string> }
+  | { available: false; reason: string; preparer: NixPreparer };
+
+const KEY = "nix.prepare";
+
+/** The prepare feature as installed at start-up. */
+export function nixFeature(services: Services): NixFeature {
+  const feature = services.extensions.get(KEY) as NixFeature | undefined;
+  if (!feature) throw new Error("the prepare feature was not installed (installPrepare)");
+  return feature;
+}
+
+/**
+ * Start-up of prepare: restores the index of prepared workspaces, installs it as the job
+ * environment resolver (even without Nix, so jobs keep their environments), registers the catalog.
+ */
+export function installPrepare(services: Services): void {
+  const probe = (services.extensions.get("nix.probe") as NixProbe | undefined) ?? { available: false, reason: "nix was not probed" };
+  const preparer = new NixPreparer({
+    stateDir: services.config.stateDir,
+    cacheDir: services.config.cacheDir,
+    defaultNixpkgs: services.config.nixpkgs,
+    system: nixSystem(),
+    daemonVersion: services.build.version,
+  });
+  const feature: NixFeature = probe.available ? { available: true, preparer, inflight: new SingleFlight<string>() } : { available: false, reason: probe.reason, preparer };
+  services.extensions.set(KEY, feature);
+  services.env.resolver = preparer.environments;
+  services.extensions.set(CATALOG_EXTENSION, async () => catalog(services, preparer));
+}
+
+function catalog(services: Services, preparer: NixPreparer) {
+  const url = services.config.nixpkgs;
+  const workspaces = preparer.environments.list();
+  // The default's narHash/lastModified are known once some workspace locked it.
+  const locked = workspaces.find((w) => w.nixpkgs?.url === url && w.nixpkgs.narHash)?.nixpkgs;
+  const nixpkgs = { ...pinFromRef(url), ...(locked ? { narHash: locked.narHash, lastModified: locked.lastModified, ...(locked.rev ? { rev: locked.rev } : {}) } : {}) };
+  const template = packagesTemplate();
+  return {
+    system: nixSystem(),
+    nixpkgs,
+    inputs: template.inputs.map((name) => ({ name, url: name === "nixpkgs" ? url : undefined, template: "packages", templateVersion: template.version })),
+    workspaces: workspaces.map((w) => ({
+      workspace: w.workspace,
+      system: w.system,
+      ...(w.packages ? { packages: w.packages } : { flake: w.flake }),
+      nixpkgs: w.nixpkgs,
+      cacheKey: w.cacheKey,
+      preparedAt: w.preparedAt,
+      cacheDir: join(w.entryDir),
+    })),
+  };
+}
