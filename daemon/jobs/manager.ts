@@ -1,15 +1,14 @@
 import { EventEmitter } from "node:events";
-import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "pino";
 import { FINAL_STATES, type JobState, type JobStatus, type Progress } from "../../protocol/common.js";
 import { ActionError, type WireError } from "../../protocol/errors.js";
 import type { ProgressUpdate, RunContext } from "../runners/context.js";
-import { writeFileAtomicSync } from "../util/atomic-write.js";
 import { hashParams } from "./canonical.js";
 import { newJobId } from "./ids.js";
 import { Job, type JobControl, type JobRecord } from "./job.js";
 import { OutputLog } from "./output-log.js";
+import { JobStore } from "./store.js";
 
 export interface JobContext extends RunContext {
   id: string;
@@ -54,23 +53,18 @@ export class JobManager extends EventEmitter {
   private readonly queue: Array<{ job: Job; options: StartJobOptions }> = [];
   private running = 0;
   private readonly maxRunning: number;
+  private readonly store: JobStore;
 
   constructor(private readonly options: JobManagerOptions) {
     super();
     this.maxRunning = options.maxRunningJobs ?? 256;
-    mkdirSync(options.dir, { recursive: true });
+    this.store = new JobStore(options.dir, options.log);
   }
 
   /** Loads persisted jobs; any that were queued or running when the daemon died become `lost`. */
   restore(): void {
-    for (const id of readdirSync(this.options.dir)) {
-      let record: JobRecord;
-      try {
-        record = JSON.parse(readFileSync(join(this.options.dir, id, "job.json"), "utf8")) as JobRecord;
-      } catch {
-        continue; // a half-created job directory: nothing to show
-      }
-      const job = new Job(record, join(this.options.dir, id));
+    for (const record of this.store.loadAll()) {
+      const job = new Job(record, this.store.jobDir(record.id));
       job.log = OutputLog.open(join(job.dir, "output"), this.options.outputCapBytes);
       if (!job.finished) {
         job.transition("lost", {
@@ -79,8 +73,8 @@ export class JobManager extends EventEmitter {
         });
         this.persist(job);
       }
-      this.jobs.set(id, job);
-      if (record.key) this.keys.set(record.key, id);
+      this.jobs.set(record.id, job);
+      if (record.key) this.keys.set(record.key, record.id);
     }
     this.enforceRetention();
   }
@@ -100,7 +94,7 @@ export class JobManager extends EventEmitter {
       }
     }
     const id = newJobId();
-    const dir = join(this.options.dir, id);
+    const dir = this.store.jobDir(id);
     const record: JobRecord = {
       id,
       kind: options.kind,
@@ -114,12 +108,14 @@ export class JobManager extends EventEmitter {
     if (options.cwd !== undefined) record.cwd = options.cwd;
     const job = new Job(record, dir);
     job.log = OutputLog.create(join(dir, "output"), this.options.outputCapBytes);
-    this.persist(job);
     this.jobs.set(id, job);
     if (options.key !== undefined) this.keys.set(options.key, id);
     this.emit("activity");
     if (this.running < this.maxRunning) this.execute(job, options);
-    else this.queue.push({ job, options });
+    else {
+      this.persist(job);
+      this.queue.push({ job, options });
+    }
     return job;
   }
 
@@ -190,6 +186,7 @@ export class JobManager extends EventEmitter {
     const ended = live.map((job) => new Promise<void>((resolve) => (job.finished ? resolve() : job.once("end", () => resolve()))));
     for (const job of live) this.stop(job, "cancelled", "SIGTERM", graceMs, "the daemon shut down while this job was running");
     await Promise.race([Promise.all(ended), new Promise((r) => setTimeout(r, graceMs + 1000))]);
+    await this.store.flush();
   }
 
   private shutdownMessage: string | undefined;
@@ -298,10 +295,7 @@ export class JobManager extends EventEmitter {
   }
 
   private persist(job: Job): void {
-    const record: JobRecord = { ...job.record, ...job.status(), paramsHash: job.record.paramsHash };
-    if (record.paramsHash === undefined) delete record.paramsHash;
-    mkdirSync(job.dir, { recursive: true });
-    writeFileAtomicSync(join(job.dir, "job.json"), JSON.stringify(record));
+    this.store.save({ ...job.record, ...job.status(), paramsHash: job.record.paramsHash });
   }
 
   /** Keeps the newest `retainJobs` finished jobs; the oldest go first. */
@@ -313,7 +307,7 @@ export class JobManager extends EventEmitter {
       this.jobs.delete(job.id);
       if (job.record.key && this.keys.get(job.record.key) === job.id) this.keys.delete(job.record.key);
       job.removeAllListeners();
-      rmSync(job.dir, { recursive: true, force: true });
+      this.store.remove(job.id);
     }
   }
 }

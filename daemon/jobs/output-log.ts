@@ -1,4 +1,4 @@
-import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeSync, appendFileSync, existsSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeSync, appendFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import type { OutputStream } from "../../protocol/common.js";
 
@@ -49,7 +49,6 @@ export class OutputLog {
 
   /** A fresh, writable log in `dir`. */
   static create(dir: string, capBytes: number): OutputLog {
-    mkdirSync(dir, { recursive: true });
     return new OutputLog(dir, capBytes);
   }
 
@@ -113,7 +112,6 @@ export class OutputLog {
   close(): void {
     this.closeRun();
     if (this.fd !== undefined) {
-      fsyncSync(this.fd);
       closeSync(this.fd);
       this.fd = undefined;
     }
@@ -191,6 +189,7 @@ export class OutputLog {
     if (last && this.fd !== undefined && last.length < this.segmentSize) return last;
     if (this.fd !== undefined) closeSync(this.fd);
     const seg = { start: this.end, length: 0 };
+    if (this.segments.length === 0) mkdirSync(this.dir, { recursive: true }); // created lazily: many jobs print nothing
     this.segments.push(seg);
     this.fd = openSync(this.segmentPath(seg.start), "a");
     this.evict();
@@ -219,6 +218,7 @@ export class OutputLog {
     rec.writeDoubleLE(this.openRun.start, 0);
     rec.writeDoubleLE(this.openRun.length, 8);
     rec.writeUInt8(STREAM_CODES.indexOf(this.openRun.stream), 16);
+    mkdirSync(this.dir, { recursive: true });
     appendFileSync(join(this.dir, "runs.idx"), rec);
     this.openRun = undefined;
   }

@@ -1,4 +1,4 @@
-import { execa } from "execa";
+import { spawn } from "node:child_process";
 import type { RunContext } from "./context.js";
 import { reapGroup, signalGroup } from "./process-group.js";
 
@@ -31,21 +31,17 @@ export interface ProcessExit {
  */
 export function startProcess(spec: ProcessSpec, ctx: RunContext): { control: ProcessControl; done: Promise<ProcessExit> } {
   const [file, ...args] = spec.argv;
-  const child = execa(file!, args, {
+  // node's spawn, not execa, on this hot path: execa's option normalisation and stream plumbing cost
+  // ~0.75 ms per start (+55 % over a bare spawn, measured by `npm run bench`), and we use none of it —
+  // no buffering, no shell, raw streams into the job log, our own process-group termination.
+  const child = spawn(file!, args, {
     cwd: spec.cwd,
     env: spec.env,
-    extendEnv: false,
     detached: true,
-    buffer: false,
-    reject: false,
-    cleanup: false,
-    stdin: spec.stdin === true ? "pipe" : typeof spec.stdin === "string" ? "pipe" : "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-    stripFinalNewline: false,
+    stdio: [spec.stdin === true || typeof spec.stdin === "string" ? "pipe" : "ignore", "pipe", "pipe"],
   });
-  child.stdout?.on("data", (chunk: Buffer) => ctx.output("stdout", chunk));
-  child.stderr?.on("data", (chunk: Buffer) => ctx.output("stderr", chunk));
+  child.stdout!.on("data", (chunk: Buffer) => ctx.output("stdout", chunk));
+  child.stderr!.on("data", (chunk: Buffer) => ctx.output("stderr", chunk));
   child.stdin?.on("error", () => {}); // a child that exits before reading its stdin is not our error
   if (typeof spec.stdin === "string") child.stdin?.end(spec.stdin);
 
@@ -68,15 +64,22 @@ export function startProcess(spec: ProcessSpec, ctx: RunContext): { control: Pro
     },
   };
 
-  const done = child.then((result) => {
-    ctx.signal.removeEventListener("abort", onAbort);
-    if (result.failed && result.exitCode === undefined && result.signal === undefined) {
-      return { spawnError: result.shortMessage ?? result.message };
-    }
-    const exit: ProcessExit = {};
-    if (result.exitCode !== undefined) exit.exitCode = result.exitCode;
-    if (result.signal !== undefined) exit.signal = result.signal;
-    return exit;
+  // "close" comes after "exit" and after both pipes have ended, so no output is missed.
+  const done = new Promise<ProcessExit>((resolve) => {
+    let spawnError: Error | undefined;
+    child.once("error", (err) => {
+      spawnError = err;
+      if (child.pid === undefined) finish(null, null);
+    });
+    const finish = (code: number | null, signal: NodeJS.Signals | null): void => {
+      ctx.signal.removeEventListener("abort", onAbort);
+      if (child.pid === undefined && spawnError) return resolve({ spawnError: `cannot start ${file}: ${spawnError.message}` });
+      const exit: ProcessExit = {};
+      if (code !== null) exit.exitCode = code;
+      if (signal !== null) exit.signal = signal;
+      resolve(exit);
+    };
+    child.once("close", (code, signal) => finish(code, signal));
   });
   return { control, done };
 }

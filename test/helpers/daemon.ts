@@ -1,0 +1,202 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import WebSocket from "ws";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+export const DAEMON_MAIN = join(ROOT, "dist/daemon/main.js");
+export const CLI_MAIN = join(ROOT, "dist/cli/main.js");
+
+export interface DaemonDirs {
+  root: string;
+  state: string;
+  config: string;
+  cache: string;
+  home: string;
+}
+
+export interface StartOptions {
+  args?: string[];
+  env?: Record<string, string>;
+  /** Reuse the directories of an earlier daemon (restart tests). */
+  dirs?: DaemonDirs;
+}
+
+/** A real daemon process on 127.0.0.1:<free port> with its own state, config and cache directories. */
+export class TestDaemon {
+  url = "";
+  token = "";
+  readonly logLines: string[] = [];
+  private exited: Promise<number | null>;
+
+  private constructor(
+    readonly proc: ChildProcess,
+    readonly dirs: DaemonDirs,
+  ) {
+    this.exited = new Promise((resolve) => proc.once("exit", (code) => resolve(code)));
+  }
+
+  /** The environment a CLI run needs to find this daemon. */
+  get cliEnv(): Record<string, string> {
+    return { ...process.env, HOTLINE_STATE_DIR: this.dirs.state, HOTLINE_CONFIG_DIR: this.dirs.config, HOME: this.dirs.home } as Record<string, string>;
+  }
+
+  static async start(options: StartOptions = {}): Promise<TestDaemon> {
+    const dirs = options.dirs ?? newDirs();
+    const proc = spawn(process.execPath, [DAEMON_MAIN, "--port", "0", ...(options.args ?? [])], {
+      env: {
+        ...process.env,
+        HOME: dirs.home,
+        HOTLINE_STATE_DIR: dirs.state,
+        HOTLINE_CONFIG_DIR: dirs.config,
+        HOTLINE_CACHE_DIR: dirs.cache,
+        HOTLINE_SYSTEM_CONFIG_DIR: join(dirs.root, "etc"),
+        HOTLINE_WORKSPACE_ROOT: join(dirs.root, "workspace"),
+        ...options.env,
+      },
+      stdio: ["ignore", "inherit", "pipe"],
+    });
+    const daemon = new TestDaemon(proc, dirs);
+    const lines = createInterface({ input: proc.stderr! });
+    const listening = new Promise<string>((resolve, reject) => {
+      lines.on("line", (line) => {
+        daemon.logLines.push(line);
+        try {
+          const record = JSON.parse(line) as { msg?: string; url?: string };
+          if (record.msg === "listening" && record.url) resolve(record.url);
+        } catch {
+          // not JSON: kept in logLines for the failure message
+        }
+      });
+      proc.once("exit", (code) => reject(new Error(`daemon exited (${code}) before listening:\n${daemon.logLines.join("\n")}`)));
+    });
+    daemon.url = await listening;
+    daemon.token = readFileSync(join(dirs.config, "token"), "utf8").trim();
+    return daemon;
+  }
+
+  async client(headers: Record<string, string> = {}, token = this.token): Promise<TestClient> {
+    return TestClient.connect(this.url, token, headers);
+  }
+
+  /** Graceful stop (SIGTERM); resolves with the exit code. */
+  async stop(): Promise<number | null> {
+    if (this.proc.exitCode === null && this.proc.signalCode === null) this.proc.kill("SIGTERM");
+    return this.exited;
+  }
+
+  /** A crash: SIGKILL, no clean-up. */
+  async kill(): Promise<void> {
+    this.proc.kill("SIGKILL");
+    await this.exited;
+  }
+
+  /** Removes the directories (call after stop). */
+  cleanup(): void {
+    rmSync(this.dirs.root, { recursive: true, force: true });
+  }
+}
+
+export function newDirs(): DaemonDirs {
+  const root = mkdtempSync(join(tmpdir(), "hotline-test-"));
+  return { root, state: join(root, "state"), config: join(root, "config"), cache: join(root, "cache"), home: root };
+}
+
+export type Frame = Record<string, any>;
+
+/** A WebSocket client that keeps a transcript, so a failed wait shows what did arrive. */
+export class TestClient {
+  readonly frames: Frame[] = [];
+  private nextId = 1;
+  private waiters: Array<{ match: (f: Frame) => boolean; resolve: (f: Frame) => void }> = [];
+
+  private constructor(readonly ws: WebSocket) {
+    ws.on("message", (data) => {
+      const frame = JSON.parse(data.toString()) as Frame;
+      this.frames.push(frame);
+      for (const w of [...this.waiters]) {
+        if (w.match(frame)) {
+          this.waiters.splice(this.waiters.indexOf(w), 1);
+          w.resolve(frame);
+        }
+      }
+    });
+  }
+
+  static connect(url: string, token: string | undefined, headers: Record<string, string> = {}): Promise<TestClient> {
+    return new Promise((resolve, reject) => {
+      const allHeaders: Record<string, string> = { ...headers };
+      if (token !== undefined) allHeaders.authorization = `Bearer ${token}`;
+      const ws = new WebSocket(url, { headers: allHeaders, perMessageDeflate: false });
+      ws.once("open", () => resolve(new TestClient(ws)));
+      ws.once("unexpected-response", (_req, res) => {
+        let body = "";
+        res.on("data", (c: Buffer) => (body += c.toString()));
+        res.on("end", () => reject(Object.assign(new Error(`HTTP ${res.statusCode}`), { status: res.statusCode, body })));
+      });
+      ws.once("error", reject);
+    });
+  }
+
+  /** Sends a raw frame (text) without waiting. */
+  sendRaw(text: string | Buffer): void {
+    this.ws.send(text);
+  }
+
+  /** Sends an action and resolves with the whole reply frame ({id, ok, result|error}). */
+  async call(action: string, params: Record<string, unknown> = {}, timeoutMs = 30_000): Promise<Frame> {
+    const id = this.nextId++;
+    const reply = this.waitFor((f) => f.id === id, timeoutMs, `reply to ${action} #${id}`);
+    this.ws.send(JSON.stringify({ id, action, ...params }));
+    return reply;
+  }
+
+  /** Like call, but expects ok:true and returns the result. */
+  async ok(action: string, params: Record<string, unknown> = {}, timeoutMs = 30_000): Promise<Frame> {
+    const reply = await this.call(action, params, timeoutMs);
+    if (!reply.ok) throw new Error(`${action} failed: ${JSON.stringify(reply.error)}`);
+    return reply.result as Frame;
+  }
+
+  /** Resolves with the first frame (already received or future) that matches; fails with the transcript. */
+  waitFor(match: (f: Frame) => boolean, timeoutMs = 30_000, what = "frame"): Promise<Frame> {
+    const seen = this.frames.find(match);
+    if (seen) return Promise.resolve(seen);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((w) => w.resolve !== done);
+        const transcript = this.frames.slice(-20).map((f) => JSON.stringify(f).slice(0, 300)).join("\n");
+        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last frames:\n${transcript}`));
+      }, timeoutMs);
+      const done = (f: Frame): void => {
+        clearTimeout(timer);
+        resolve(f);
+      };
+      this.waiters.push({ match, resolve: done });
+    });
+  }
+
+  /** Waits for job.exit of a followed job. */
+  waitForExit(job: string, timeoutMs = 30_000): Promise<Frame> {
+    return this.waitFor((f) => f.event === "job.exit" && f.job === job, timeoutMs, `job.exit of ${job}`);
+  }
+
+  /** Concatenated bytes of the job.output events received for a job. */
+  outputOf(job: string, stream?: string): Buffer {
+    return Buffer.concat(
+      this.frames
+        .filter((f) => f.event === "job.output" && f.job === job && (stream === undefined || f.stream === stream))
+        .map((f) => Buffer.from(f.data, f.encoding === "base64" ? "base64" : "utf8")),
+    );
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.ws.readyState === WebSocket.CLOSED) return resolve();
+      this.ws.once("close", () => resolve());
+      this.ws.close();
+    });
+  }
+}

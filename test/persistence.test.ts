@@ -1,0 +1,115 @@
+import { describe, expect, it } from "vitest";
+import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { TestDaemon } from "./helpers/daemon.js";
+
+function killMarked(marker: string): void {
+  try {
+    execFileSync("pkill", ["-f", marker]);
+  } catch {
+    // nothing left: fine
+  }
+}
+
+describe("persistence across restarts", () => {
+  it("keeps finished jobs and their output after a crash, and marks the running one lost", async () => {
+    const first = await TestDaemon.start();
+    const client = await first.client();
+    const done = await client.ok("shell", { command: "echo kept; echo also >&2", wait: 10_000 });
+    const { job: running } = await client.ok("shell", { command: "echo before-crash; exec sleep 987.123" });
+    await client.ok("jobs.follow", { job: running.id });
+    await client.waitFor((f) => f.event === "job.output" && f.job === running.id);
+    await first.kill();
+    killMarked("sleep 987.123");
+
+    const second = await TestDaemon.start({ dirs: first.dirs });
+    try {
+      const c2 = await second.client();
+      const status = await c2.ok("jobs.status", { job: done.job.id });
+      expect(status).toMatchObject({ state: "succeeded", exitCode: 0, outputBytes: 10 });
+      expect((await c2.ok("jobs.output", { job: done.job.id, stream: "stderr" })).data).toBe("also\n");
+      expect((await c2.ok("jobs.output", { job: done.job.id })).data).toBe("kept\nalso\n");
+      const lost = await c2.ok("jobs.status", { job: running.id });
+      expect(lost.state).toBe("lost");
+      expect(lost.error.message).toMatch(/daemon stopped/);
+      expect((await c2.ok("jobs.output", { job: running.id })).data).toBe("before-crash\n");
+      await c2.close();
+    } finally {
+      await second.stop();
+      second.cleanup();
+    }
+  });
+
+  it("writes daemon.json while running and removes it on a clean shutdown, stopping live jobs as lost", async () => {
+    const daemon = await TestDaemon.start();
+    const file = join(daemon.dirs.state, "daemon.json");
+    const client = await daemon.client();
+    const { job } = await client.ok("shell", { command: "exec sleep 986.5" });
+    const info = JSON.parse(execFileSync("cat", [file], { encoding: "utf8" }));
+    expect(info).toMatchObject({ pid: daemon.proc.pid, url: daemon.url });
+    expect(await daemon.stop()).toBe(0);
+    expect(existsSync(file)).toBe(false);
+    expect(execFileSync("sh", ["-c", "pgrep -f 'slee[p] 986.5' || true"], { encoding: "utf8" }).trim()).toBe("");
+
+    const again = await TestDaemon.start({ dirs: daemon.dirs });
+    try {
+      const c2 = await again.client();
+      const status = await c2.ok("jobs.status", { job: job.id });
+      expect(status.state).toBe("lost");
+      expect(status.error.message).toMatch(/shut down/);
+      await c2.close();
+    } finally {
+      await again.stop();
+      again.cleanup();
+    }
+  });
+
+  it("keeps head and tail of a job past its output cap and counts what it omitted", async () => {
+    const daemon = await TestDaemon.start({ args: ["--output-cap", "65536"] });
+    try {
+      const client = await daemon.client();
+      const total = 1024 * 1024;
+      const result = await client.ok("shell", { command: `seq 1 300000 | head -c ${total}`, wait: 20_000 });
+      const expected = execFileSync("bash", ["-c", `seq 1 300000 | head -c ${total}`]);
+      expect(result.job.outputBytes).toBe(total);
+      expect(result.job.omittedBytes).toBeGreaterThanOrEqual(total - 65536);
+      const head = await client.ok("jobs.output", { job: result.job.id, from: 0, limit: 1000 });
+      expect(head.data).toBe(expected.subarray(0, 1000).toString());
+      const middle = await client.ok("jobs.output", { job: result.job.id, from: total / 2, limit: 100 });
+      expect(middle.from).toBeGreaterThan(total / 2);
+      expect(middle.data).toBe(expected.subarray(middle.from, middle.from + 100).toString());
+      let pos = middle.from;
+      let last = middle;
+      while (!last.eof) {
+        last = await client.ok("jobs.output", { job: result.job.id, from: pos });
+        pos = last.next;
+      }
+      expect(pos).toBe(total);
+      expect(last.data.endsWith(expected.subarray(total - 50).toString())).toBe(true);
+      const kept = execFileSync("du", ["-sb", join(daemon.dirs.state, "jobs", result.job.id, "output")], { encoding: "utf8" });
+      expect(Number(kept.split("\t")[0])).toBeLessThanOrEqual(65536 + 16384);
+      await client.close();
+    } finally {
+      await daemon.stop();
+      daemon.cleanup();
+    }
+  });
+
+  it("keeps only the newest N finished jobs", async () => {
+    const daemon = await TestDaemon.start({ args: ["--retain-jobs", "5"] });
+    try {
+      const client = await daemon.client();
+      const ids: string[] = [];
+      for (let i = 0; i < 8; i++) ids.push((await client.ok("shell", { command: `echo ${i}`, wait: 10_000 })).job.id);
+      const list = await client.ok("jobs.list", { limit: 100 });
+      expect(list.jobs.map((j: { id: string }) => j.id)).toEqual(ids.slice(3).reverse());
+      expect((await client.call("jobs.status", { job: ids[0] })).error.code).toBe("not_found");
+      expect(existsSync(join(daemon.dirs.state, "jobs", ids[0]!))).toBe(false);
+      await client.close();
+    } finally {
+      await daemon.stop();
+      daemon.cleanup();
+    }
+  });
+});
