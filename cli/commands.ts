@@ -1,6 +1,7 @@
 import type { HotlineClient } from "./client.js";
 import { coreCommands } from "./commands/core.js";
 import { jobCommands } from "./commands/jobs.js";
+import { workspaceCommands } from "./commands/workspace.js";
 import { prepareCommands } from "./commands/prepare.js";
 
 export interface CommandContext {
@@ -16,4 +17,4 @@ export interface CommandContext {
 export type Command = (ctx: CommandContext) => Promise<number>;
 
 /** Every CLI verb; feature modules add theirs as a module of cli/commands/ listed here. */
-export const COMMANDS: Record<string, Command> = { ...coreCommands, ...jobCommands, ...prepareCommands };
+export const COMMANDS: Record<string, Command> = { ...coreCommands, ...jobCommands, ...prepareCommands, ...workspaceCommands };

@@ -14,6 +14,11 @@ const USAGE = `hotline — the in-sandbox agent daemon and its CLI
   hotline tail [-f] [--from N] JOB            print a job's output (-f: follow until it ends)
   hotline cancel JOB                          cancel a job (its whole process group)
   hotline token create --scope observe [--ttl 15m]   issue a token
+  hotline repos add [REPO] [--url U|--path D]  clone (or git init) a repository's shared clone
+  hotline repos list|snapshot [REPO] [--ref R]|bundle [REPO]   list; tar.gz of a tree; git bundle
+  hotline tasks create TASK [--repo R] [--base REF]   a worktree on branch task-TASK
+  hotline tasks list|commit TASK -m MSG|merge TASK [--into B]|remove TASK [--force]
+  hotline secrets write --repo R|--task T < NAME=VALUE lines   the root .env (never committed)
   hotline send '<json>'                       send one raw action, print the reply
 Common flags: --json (machine output), --state-dir, --config-dir`;
 
@@ -56,6 +61,15 @@ async function main(argv: string[]): Promise<number> {
       interpreter: { type: "string" },
       overwrite: { type: "boolean" },
       timeout: { type: "string" },
+      url: { type: "string" },
+      path: { type: "string" },
+      ref: { type: "string" },
+      repo: { type: "string" },
+      task: { type: "string" },
+      base: { type: "string" },
+      into: { type: "string" },
+      message: { type: "string", short: "m" },
+      force: { type: "boolean" },
     },
     allowPositionals: true,
     strict: false,

@@ -1,4 +1,5 @@
 import type { Services } from "./actions/context.js";
+import { installWorkspace } from "./workspace-feature.js";
 import { installPrepare } from "./prepare-feature.js";
 
 /**
@@ -7,4 +8,5 @@ import { installPrepare } from "./prepare-feature.js";
  */
 export async function installFeatures(services: Services): Promise<void> {
   installPrepare(services);
+  installWorkspace(services);
 }

@@ -5,6 +5,16 @@ import { stateCatalog } from "./actions/state-catalog.js";
 import { shell } from "./actions/shell.js";
 import { jobsCancel, jobsFollow, jobsInput, jobsList, jobsOutput, jobsResize, jobsStatus, jobsUnfollow, jobsWait } from "./actions/jobs.js";
 import { tokensCreate } from "./actions/tokens-create.js";
+import { reposAdd } from "./actions/repos-add.js";
+import { reposList } from "./actions/repos-list.js";
+import { reposSnapshot } from "./actions/repos-snapshot.js";
+import { reposBundle } from "./actions/repos-bundle.js";
+import { tasksCreate } from "./actions/tasks-create.js";
+import { tasksList } from "./actions/tasks-list.js";
+import { tasksCommit } from "./actions/tasks-commit.js";
+import { tasksMerge } from "./actions/tasks-merge.js";
+import { tasksRemove } from "./actions/tasks-remove.js";
+import { secretsWrite } from "./actions/secrets-write.js";
 import { prepare } from "./actions/prepare.js";
 
 export * from "./common.js";
@@ -31,5 +41,15 @@ export const ACTIONS: readonly ActionDefinition[] = [
   jobsResize,
   jobsCancel,
   tokensCreate,
+  reposAdd,
+  reposList,
+  reposSnapshot,
+  reposBundle,
+  tasksCreate,
+  tasksList,
+  tasksCommit,
+  tasksMerge,
+  tasksRemove,
+  secretsWrite,
   prepare,
 ];

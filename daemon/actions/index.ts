@@ -13,6 +13,16 @@ import jobsInput from "./jobs-input.js";
 import jobsResize from "./jobs-resize.js";
 import jobsCancel from "./jobs-cancel.js";
 import tokensCreate from "./tokens-create.js";
+import reposAdd from "./repos-add.js";
+import reposList from "./repos-list.js";
+import reposSnapshot from "./repos-snapshot.js";
+import reposBundle from "./repos-bundle.js";
+import tasksCreate from "./tasks-create.js";
+import tasksList from "./tasks-list.js";
+import tasksCommit from "./tasks-commit.js";
+import tasksMerge from "./tasks-merge.js";
+import tasksRemove from "./tasks-remove.js";
+import secretsWrite from "./secrets-write.js";
 import prepare from "./prepare.js";
 
 /** Every handler, explicitly; dispatch checks this list against protocol's ACTIONS at start-up. */
@@ -31,5 +41,15 @@ export const HANDLERS: readonly ActionEntry[] = [
   jobsResize,
   jobsCancel,
   tokensCreate,
+  reposAdd,
+  reposList,
+  reposSnapshot,
+  reposBundle,
+  tasksCreate,
+  tasksList,
+  tasksCommit,
+  tasksMerge,
+  tasksRemove,
+  secretsWrite,
   prepare,
 ];

@@ -1,4 +1,5 @@
 import { ActionError } from "../../protocol/errors.js";
+import { WORKSPACE_ID_PATTERN } from "../../protocol/workspace.js";
 
 /**
  * Repository and task ids become directory names and branch names (`task-<id>`), so they follow
@@ -6,16 +7,15 @@ import { ActionError } from "../../protocol/errors.js";
  * lookalikes, no `..`), then letters, digits, `_`, `-` or single dots, at most 64 characters,
  * and never ending in `.` or `.lock` (both are invalid in git ref names).
  */
-export const ID_PATTERN = "^[A-Za-z0-9](?:[A-Za-z0-9_-]|\\.(?!\\.)){0,63}$";
 export const ID_MAX_LENGTH = 64;
-const ID_REGEX = new RegExp(ID_PATTERN);
+const ID_REGEX = new RegExp(WORKSPACE_ID_PATTERN);
 
 /** The repository key of a project without a repository. */
 export const DEFAULT_REPO_ID = "default";
 
 /** Whether a string is a valid repository or task id. */
 export function isValidId(value: string): boolean {
-  return ID_REGEX.test(value) && !value.endsWith(".") && !value.toLowerCase().endsWith(".lock");
+  return ID_REGEX.test(value);
 }
 
 /** Returns the id unchanged or throws invalid_request naming the field and the grammar. */

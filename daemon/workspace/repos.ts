@@ -42,17 +42,11 @@ const INITIAL_COMMIT_MESSAGE = "Initial commit (created by hotline so task branc
  * is pinned in the clone's `info/exclude`.
  */
 export async function addRepo(deps: WorkspaceDeps, params: AddRepoParams, ctx: WorkContext = {}): Promise<AddRepoResult> {
-  const repoId = params.repo ?? DEFAULT_REPO_ID;
-  const clonePath = deps.layout.clonePath(repoId);
-  if (params.url !== undefined && params.path !== undefined) {
-    throw new ActionError("invalid_request", "give url or path, not both", { path: "/path" });
-  }
-  const source = params.url !== undefined ? checkCloneUrl(params.url) : params.path !== undefined ? checkClonePath(params.path) : undefined;
-  const repoDir = deps.layout.repoDir(repoId);
+  const { repoId, source, clonePath, repoDir } = await checkAddRepo(deps, params);
   await fs.mkdir(repoDir, { recursive: true });
   return deps.locks.withLock(repoId, { signal: ctx.signal, purpose: `repos.add ${repoId}`, onWait: () => ctx.progress?.({ phase: "waiting for repository lock" }) }, async (lock) => {
     if (await exists(clonePath)) {
-      throw new ActionError("conflict", `repository ${repoId} already exists at ${clonePath}; use it as it is, or pick another repo id`, { path: "/repo" });
+      throw repoExists(repoId, clonePath);
     }
     const partial = path.join(repoDir, `.repo.partial-${randomBytes(4).toString("hex")}`);
     try {
@@ -87,6 +81,27 @@ export async function addRepo(deps: WorkspaceDeps, params: AddRepoParams, ctx: W
       throw error;
     }
   });
+}
+
+/**
+ * Validates a repos.add request without side effects — id, url/path, and that the repository
+ * does not exist yet — so a handler can refuse at once instead of through a failed job.
+ */
+export async function checkAddRepo(deps: WorkspaceDeps, params: AddRepoParams) {
+  const repoId = params.repo ?? DEFAULT_REPO_ID;
+  const clonePath = deps.layout.clonePath(repoId);
+  if (params.url !== undefined && params.path !== undefined) {
+    throw new ActionError("invalid_request", "give url or path, not both", { path: "/path" });
+  }
+  const source = params.url !== undefined ? checkCloneUrl(params.url) : params.path !== undefined ? checkClonePath(params.path) : undefined;
+  if (await exists(clonePath)) {
+    throw repoExists(repoId, clonePath);
+  }
+  return { repoId, source, clonePath, repoDir: deps.layout.repoDir(repoId) };
+}
+
+function repoExists(repoId: string, clonePath: string): ActionError {
+  return new ActionError("conflict", `repository ${repoId} already exists at ${clonePath}; use it as it is, or pick another repo id`, { path: "/repo" });
 }
 
 /** Maps a failed clone to not_found (no such repository) or unavailable (network, auth, …). */

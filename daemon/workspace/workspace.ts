@@ -6,7 +6,9 @@ import { FALLBACK_IDENTITY, type GitIdentity, type WorkContext } from "./git-hel
 import { WorkspaceLayout } from "./layout.js";
 import { mergeTask } from "./merge.js";
 import { RepoLocks } from "./repo-lock.js";
-import { addRepo, listRepos, type AddRepoParams } from "./repos.js";
+import { addRepo, checkAddRepo, listRepos, requireRepo, type AddRepoParams } from "./repos.js";
+import { resolveCommit } from "./git-helpers.js";
+import { checkId, DEFAULT_REPO_ID } from "./ids.js";
 import { writeSecrets, type WriteSecretsParams } from "./secrets.js";
 import { createTask, listTasks, removeTask, type CreateTaskParams } from "./tasks.js";
 
@@ -44,6 +46,19 @@ export class Workspace {
   /** repos.add: clone or init a repository's shared clone (long: run as a job). */
   addRepo(params: AddRepoParams, ctx?: WorkContext) {
     return addRepo(this.deps, params, ctx);
+  }
+
+  /** Refuses a repos.add at once (bad id/url, repository exists) before a job is started for it. */
+  async checkAddRepo(params: AddRepoParams): Promise<void> {
+    await checkAddRepo(this.deps, params);
+  }
+
+  /** Refuses a snapshot/bundle at once (unknown repository or ref); returns the clone path and commit. */
+  async checkRepoRef(params: { repo?: string; ref?: string }, signal?: AbortSignal): Promise<{ repo: string; clonePath: string; commit?: string }> {
+    const repo = checkId(params.repo ?? DEFAULT_REPO_ID, "repo", "/repo");
+    const clonePath = await requireRepo(this.deps, repo);
+    const commit = params.ref !== undefined ? await resolveCommit(clonePath, params.ref, "/ref", signal) : undefined;
+    return { repo, clonePath, ...(commit !== undefined ? { commit } : {}) };
   }
 
   /** repos.list */
