@@ -1,0 +1,76 @@
+import { describe, expect, it } from "vitest";
+import { createHash } from "node:crypto";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { ACTIONS, ERROR_CODES } from "../protocol/index.js";
+import { HANDLERS } from "../daemon/actions/index.js";
+import { compileRequestValidators } from "../daemon/dispatch/validate.js";
+import { TestDaemon } from "./helpers/daemon.js";
+
+const GUIDE_DIR = new URL("../guide/", import.meta.url).pathname;
+const guide = readdirSync(GUIDE_DIR)
+  .filter((f) => f.endsWith(".md"))
+  .sort()
+  .map((f) => readFileSync(join(GUIDE_DIR, f), "utf8").trimEnd() + "\n")
+  .join("\n");
+
+/** Every JSON object in the guide's ```json blocks: a block holds one object, or one per line. */
+function jsonExamples(text: string): Array<Record<string, unknown>> {
+  const out: Array<Record<string, unknown>> = [];
+  for (const match of text.matchAll(/```json\n([\s\S]*?)```/g)) {
+    const block = match[1]!;
+    try {
+      out.push(JSON.parse(block) as Record<string, unknown>);
+    } catch {
+      for (const line of block.split("\n").filter((l) => l.trim())) out.push(JSON.parse(line) as Record<string, unknown>);
+    }
+  }
+  return out;
+}
+
+describe("the guide documents the protocol completely", () => {
+  const examples = jsonExamples(guide);
+  const requests = examples.filter((e) => typeof e.action === "string");
+  const validators = compileRequestValidators(ACTIONS);
+
+  it("has a handler for every action and an action for every handler", () => {
+    expect(HANDLERS.map((h) => h.definition.name).sort()).toEqual(ACTIONS.map((a) => a.name).sort());
+  });
+
+  it.each(ACTIONS.map((a) => a.name))("documents %s with a heading and a valid example", (name) => {
+    const heading = guide.split("\n").some((l) => /^#{2,4} /.test(l) && l.includes(`\`${name}\``));
+    expect(heading, `a heading naming \`${name}\``).toBe(true);
+    const mine = requests.filter((r) => r.action === name);
+    expect(mine.length, `a json example request for ${name}`).toBeGreaterThan(0);
+    for (const example of mine) {
+      const validate = validators.get(name)!;
+      expect(validate(example), `${JSON.stringify(example)}: ${JSON.stringify(validate.errors)}`).toBe(true);
+    }
+  });
+
+  it("has no example of an action that does not exist", () => {
+    const known = new Set(ACTIONS.map((a) => a.name));
+    expect(requests.filter((r) => !known.has(r.action as string)).map((r) => r.action)).toEqual([]);
+  });
+
+  it.each(Object.keys(ERROR_CODES))("documents error code %s", (code) => {
+    expect(guide).toContain(`\`${code}\``);
+  });
+
+  it("is served by state.guide exactly as built, with the SHA-256 of the bytes returned", async () => {
+    const daemon = await TestDaemon.start();
+    try {
+      const client = await daemon.client();
+      const served = await client.ok("state.guide");
+      expect(served.text).toBe(guide);
+      expect(served.sha256).toBe(createHash("sha256").update(served.text, "utf8").digest("hex"));
+      const info = await client.ok("state.info");
+      expect(info.actions.map((a: { name: string }) => a.name).sort()).toEqual(ACTIONS.map((a) => a.name).sort());
+      expect(served.version).toBe(info.version);
+      await client.close();
+    } finally {
+      await daemon.stop();
+      daemon.cleanup();
+    }
+  });
+});
