@@ -140,14 +140,18 @@ export class NixProgressTracker {
   }
 
   private lastEmit = 0;
+  private lastPhase: string | undefined;
   private dirty = false;
 
-  /** Feeds an event and forwards a progress update when something changed, at most every `intervalMs`. */
+  /**
+   * Feeds an event and forwards a progress update when something changed: at once when the phase
+   * changes (so a short download is still seen in bytes), otherwise at most every `intervalMs`.
+   */
   feed(event: NixLogEvent, intervalMs = 100): void {
     if (!this.handle(event)) return;
     this.dirty = true;
     const now = Date.now();
-    if (now - this.lastEmit >= intervalMs) this.flush(now);
+    if (now - this.lastEmit >= intervalMs || this.update().phase !== this.lastPhase) this.flush(now);
   }
 
   /** Sends the latest counters if they changed since the last update. */
@@ -155,6 +159,8 @@ export class NixProgressTracker {
     if (!this.dirty || !this.emit) return;
     this.dirty = false;
     this.lastEmit = now;
-    this.emit(this.update());
+    const update = this.update();
+    this.lastPhase = update.phase;
+    this.emit(update);
   }
 }

@@ -1,0 +1,69 @@
+import { execFileSync } from "node:child_process";
+import { createReadStream, statSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join, normalize } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { NixPreparer } from "../../daemon/nix/preparer.js";
+import { toolAvailable } from "../helpers/tools.js";
+import { cleanup, recordingContext, standinCopy, SYSTEM, tempDir } from "./helpers.js";
+
+const hasNix = toolAvailable("nix");
+
+/** Serves a directory over HTTP on 127.0.0.1 (a binary cache written by `nix copy --to file://`). */
+function serveDir(root: string): Promise<Server> {
+  const server = createServer((req, res) => {
+    const path = normalize(join(root, decodeURIComponent(new URL(req.url ?? "/", "http://x").pathname)));
+    if (!path.startsWith(root)) return void res.writeHead(403).end();
+    try {
+      const st = statSync(path);
+      if (!st.isFile()) throw new Error("not a file");
+      res.writeHead(200, { "content-length": st.size });
+      if (req.method === "HEAD") return void res.end();
+      createReadStream(path).pipe(res);
+    } catch {
+      res.writeHead(404).end();
+    }
+  });
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
+}
+
+describe.skipIf(!hasNix)("substitution from a local HTTP binary cache", () => {
+  const dirs: string[] = [];
+  let server: Server | undefined;
+  afterAll(() => {
+    server?.close();
+    cleanup(...dirs);
+  });
+
+  it("reports download progress in bytes", async () => {
+    const standin = standinCopy(`subst-${process.pid}-${Date.now()}`);
+    const cache = tempDir("bincache");
+    const [state, cacheDir, ws] = [tempDir("state"), tempDir("cache"), tempDir("ws")];
+    dirs.push(standin, cache, state, cacheDir, ws);
+    const built = execFileSync("nix", ["build", "--no-link", "--json", `path:${standin}#legacyPackages.${SYSTEM}.blob`], { encoding: "utf8" });
+    const blob = (JSON.parse(built) as Array<{ outputs: { out: string } }>)[0]!.outputs.out;
+    execFileSync("nix", ["copy", "--to", `file://${cache}`, blob], { stdio: "ignore" });
+    execFileSync("nix", ["store", "delete", blob], { stdio: "ignore" });
+    expect(() => statSync(blob)).toThrow();
+    server = await serveDir(cache);
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+    const prep = new NixPreparer({
+      stateDir: state,
+      cacheDir,
+      defaultNixpkgs: `path:${standin}`,
+      system: SYSTEM,
+      daemonVersion: "test",
+      nixEnv: { ...process.env, NIX_CONFIG: `substituters = ${url}\nrequire-sigs = false` },
+    });
+    const rec = recordingContext();
+    await prep.run({ workspace: ws, packages: ["blob"] }, ws, rec.ctx);
+    expect(statSync(join(blob, "share/blob.bin")).size).toBe(3_000_000);
+    const bytes = rec.progress.filter((p) => p.unit === "bytes");
+    expect(bytes.length).toBeGreaterThan(0);
+    expect(Math.max(...bytes.map((p) => Number(p.total)))).toBeGreaterThan(1_000_000);
+    expect(rec.progress.some((p) => /MiB DL/.test(p.message ?? ""))).toBe(true);
+    expect(rec.output()).toContain(`copying path '${blob}' from '${url}'`);
+  });
+});

@@ -1,0 +1,82 @@
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { attrPathProblem, attrPathToNix, validatePackages } from "../../daemon/nix/attr-path.js";
+import { environmentFromDevEnv, type DevEnvJson } from "../../daemon/nix/dev-env.js";
+import { NixProgressTracker } from "../../daemon/nix/progress.js";
+import { parseNixLogLine } from "../../daemon/runners/nix-cli.js";
+
+/** Logs and dev envs recorded from Nix 2.8 (see the notes on Nix formats). */
+const SAMPLES = join(dirname(fileURLToPath(import.meta.url)), "../fixtures/nix-samples");
+
+describe("attribute-path grammar", () => {
+  it("accepts Nixpkgs attribute paths", () => {
+    for (const ok of ["nodejs", "pnpm", "python3Packages.requests", "nodePackages_latest.typescript", "gtk+3", "_7zz", "hello-a"]) expect(attrPathProblem(ok)).toBeUndefined();
+  });
+  it("refuses everything else, naming the entry and its pointer", () => {
+    for (const bad of ['a"b', "${x}", "a b", "a..b", ".a", "a.", "", "a/b", "a'b", "a\nb", "1abc", "a;b", "x".repeat(201)]) expect(attrPathProblem(bad)).toBeDefined();
+    try {
+      validatePackages(["nodejs", "a..b"]);
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toMatchObject({ code: "invalid_request", path: "/packages/1" });
+      expect((err as Error).message).toContain('"a..b"');
+    }
+  });
+  it("quotes keyword and plus segments in the generated Nix", () => {
+    expect(attrPathToNix("python3Packages.requests")).toBe("pkgs.python3Packages.requests");
+    expect(attrPathToNix("gtk+3")).toBe('pkgs."gtk+3"');
+    expect(attrPathToNix("foo.or")).toBe('pkgs.foo."or"');
+  });
+});
+
+describe("internal-json parsing and progress (Nix 2.8 samples)", () => {
+  it("keeps every digit of large activity ids", () => {
+    const e = parseNixLogLine('@nix {"action":"start","id":9007199254740993,"level":0,"text":"","type":104,"parent":9007199254740995}');
+    expect(e).toMatchObject({ id: "9007199254740993", parent: "9007199254740995" });
+    expect(parseNixLogLine("not a record")).toBeNull();
+  });
+  it("turns a substitution log into byte and path counts", () => {
+    const t = new NixProgressTracker();
+    let sawBytes = false;
+    for (const line of sample(`${SAMPLES}/internal-json-subst.log`).split("\n")) {
+      const e = parseNixLogLine(line);
+      if (!e) continue;
+      t.handle(e);
+      if (t.update().unit === "bytes") sawBytes = true;
+    }
+    const s = t.snapshot();
+    expect(sawBytes).toBe(true);
+    expect(s.downloadBytes.done).toBeGreaterThan(9_000_000);
+    expect(s.substitutions.done).toBe(2);
+    expect(s.builds.done).toBe(1);
+  });
+  it("counts a failed build", () => {
+    const t = new NixProgressTracker();
+    for (const line of sample(`${SAMPLES}/internal-json-buildfail.log`).split("\n")) {
+      const e = parseNixLogLine(line);
+      if (e) t.handle(e);
+    }
+    expect(t.snapshot().builds.failed).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe("dev env filtering", () => {
+  it("keeps exported variables only, drops build-time ones, turns PATH into a fragment", () => {
+    const env = environmentFromDevEnv(JSON.parse(sample(`${SAMPLES}/pde.json`)) as DevEnvJson);
+    expect(env.set).toMatchObject({ MY_VAR: "hello world", IN_NIX_SHELL: "impure" });
+    for (const gone of ["HOME", "TMPDIR", "NIX_BUILD_TOP", "NIX_LOG_FD", "TERM", "out", "shellHook", "BASH", "IFS", "OLDPWD", "builder", "name", "system"]) expect(env.set).not.toHaveProperty(gone);
+    expect(env.prepend.PATH).toBeUndefined(); // "/path-not-set" is not a path
+  });
+  it("drops the placeholder certificate only", () => {
+    const json: DevEnvJson = { variables: { SSL_CERT_FILE: { type: "exported", value: "/no-cert-file.crt" }, NIX_SSL_CERT_FILE: { type: "exported", value: "/etc/ssl/x.pem" }, PATH: { type: "exported", value: "/nix/store/a/bin:/nix/store/a/bin:/nix/store/b/bin" } } };
+    const env = environmentFromDevEnv(json);
+    expect(env.set).toEqual({ NIX_SSL_CERT_FILE: "/etc/ssl/x.pem" });
+    expect(env.prepend.PATH).toEqual(["/nix/store/a/bin", "/nix/store/b/bin"]);
+  });
+});
+
+function sample(path: string): string {
+  return readFileSync(path, "utf8");
+}
