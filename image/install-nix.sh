@@ -1,0 +1,61 @@
+#!/bin/sh
+# Install Nix single-user for the calling (unprivileged) user at image build time, then move it
+# out of the home: the image keeps nothing of its own in /home/agent, which is a volume.
+#
+#   install-nix.sh VERSION          e.g. install-nix.sh 2.28.4
+#
+# Root must have created /nix owned by this user (the Dockerfile does). The versioned installer
+# from releases.nixos.org carries the SHA-256 of its tarballs and checks them itself. Nix ends up
+# in the profile /nix/var/nix/profiles/default, which the image puts on PATH; the user's own
+# profile (~/.nix-profile, created on first `nix profile install`) comes before it.
+set -eu
+
+die() {
+  printf 'install-nix.sh: %s\n' "$*" >&2
+  exit 1
+}
+
+version=${1:-}
+case "$version" in
+  [0-9]*.[0-9]*.[0-9]*) ;;
+  *) die "usage: install-nix.sh VERSION (like 2.28.4), got '$version'" ;;
+esac
+[ "$(id -u)" -ne 0 ] || die "run this as the image's user, not as root (a single-user store belongs to one user)"
+if [ ! -d /nix ] || [ ! -w /nix ]; then
+  die "/nix must exist and be writable by $(id -un); create it as root first"
+fi
+[ -n "${HOME:-}" ] || die "HOME is not set"
+: "${USER:=$(id -un)}"
+export USER
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT INT TERM
+
+curl --proto '=https' --tlsv1.2 -fsSL --retry 3 \
+  -o "$work/install" "https://releases.nixos.org/nix/nix-$version/install"
+# Debian's CA bundle, so the installer does not add its own to the profile.
+NIX_SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt \
+  sh "$work/install" --no-daemon --no-channel-add --no-modify-profile --yes
+
+user_profile="$HOME/.nix-profile"
+[ -x "$user_profile/bin/nix" ] || die "the installer left no nix in $user_profile"
+nix_path=$("$user_profile/bin/nix-env" --query --out-path --no-name nix) ||
+  die "cannot find the installed nix package in $user_profile"
+"$user_profile/bin/nix-env" --profile /nix/var/nix/profiles/default --install "$nix_path"
+
+# Forget the per-user profile and everything else the installer wrote into the home.
+rm -rf "$user_profile" "$HOME/.nix-defexpr" "$HOME/.nix-channels" \
+  "$HOME/.local/state/nix" "$HOME/.local/share/nix" "$HOME/.cache/nix"
+for dir in "$HOME/.local/state" "$HOME/.local/share" "$HOME/.local" "$HOME/.cache"; do
+  rmdir "$dir" 2>/dev/null || true
+done
+
+/nix/var/nix/profiles/default/bin/nix --version
+features=$(/nix/var/nix/profiles/default/bin/nix config show experimental-features 2>/dev/null ||
+  /nix/var/nix/profiles/default/bin/nix show-config | sed -n 's/^experimental-features = //p')
+case " $features " in
+  *" flakes "*) ;;
+  *) die "flakes are not enabled (experimental-features = '$features'); is /etc/nix/nix.conf in place?" ;;
+esac
+leftover=$(find "$HOME" -mindepth 1 -print -quit)
+[ -z "$leftover" ] || die "the home is not empty after the install: $leftover"
