@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from "node:fs";
 import { execa } from "execa";
 import { ActionError } from "../../protocol/errors.js";
 import type { ProgressUpdate } from "./context.js";
@@ -140,7 +141,10 @@ export async function runGit(args: readonly string[], options: GitCallOptions): 
       if (code === "ENOENT") throw new ActionError("unavailable", "git is not installed or not on PATH; install git to use repos.* and tasks.*");
       if (!options.signal?.aborted) throw new ActionError("internal", `git ${args[0] ?? ""} could not run: ${result.shortMessage}`);
     }
-    options.signal?.throwIfAborted();
+    if (options.signal?.aborted) {
+      await groupGone(child.pid);
+      options.signal.throwIfAborted();
+    }
     const stderr = typeof result.stderr === "string" && result.stderr.length > 0 ? result.stderr : stderrTail;
     const out: GitResult = { stdout: String(result.stdout ?? ""), stderr, exitCode: result.exitCode ?? -1 };
     if (out.exitCode !== 0 && !options.allowFailure) throw new GitFailure(args, out.exitCode, stderr);
@@ -150,6 +154,53 @@ export async function runGit(args: readonly string[], options: GitCallOptions): 
     // The child has exited by now (we awaited it), so the SIGKILL escalation is moot.
     if (graceTimer) clearTimeout(graceTimer);
   }
+}
+
+/**
+ * After a cancel, waits until nothing of git's process group is left (remote helpers, index-pack),
+ * escalating to SIGKILL after the grace period, so a cancelled operation returns only once it stopped.
+ */
+async function groupGone(pid: number | undefined): Promise<void> {
+  if (pid === undefined) return;
+  const started = Date.now();
+  let killed = false;
+  while (groupHasLiveMembers(pid) && Date.now() - started < KILL_GRACE_MS * 2) {
+    if (!killed && Date.now() - started >= KILL_GRACE_MS) {
+      killed = true;
+      try {
+        process.kill(-pid, "SIGKILL");
+      } catch {
+        /* gone meanwhile */
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** Whether a process group still has a member that is not a zombie (zombies await a reaper, not us). */
+function groupHasLiveMembers(pgid: number): boolean {
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    try {
+      process.kill(-pgid, 0); // no /proc: zombies count as members, the loop's deadline bounds the wait
+      return true;
+    } catch {
+      return false;
+    }
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(fields[2]) === pgid && fields[0] !== "Z" && fields[0] !== "X") return true;
+    } catch {
+      /* exited while we looked */
+    }
+  }
+  return false;
 }
 
 /** Splits `-z` output into its entries, dropping the trailing empty one. */

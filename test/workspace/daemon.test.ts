@@ -1,5 +1,7 @@
 import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RepoLocks } from "../../daemon/workspace/repo-lock.js";
@@ -50,6 +52,27 @@ describe.skipIf(!toolAvailable("git"))("coding workspace through the daemon (rea
     expect((await client.call("repos.add", { repo: "y", url: `https://u:${SECRET}@example.com/r.git` })).error).toMatchObject({ code: "invalid_request", path: "/url" });
     const listed = await client.ok("repos.list");
     expect(listed.repos.map((r: { repo: string }) => r.repo)).toEqual(["app"]);
+  });
+
+  it("cancelling a repos.add job stops the clone and leaves nothing behind", async () => {
+    let onRequest!: () => void;
+    const requested = new Promise<void>((resolve) => (onRequest = resolve));
+    const server = http.createServer(() => onRequest()); // accepts, never answers
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const port = (server.address() as AddressInfo).port;
+      const { job } = await client.ok("repos.add", { repo: "hang", url: `http://127.0.0.1:${port}/r.git` });
+      expect(job.state === "queued" || job.state === "running").toBe(true);
+      await requested;
+      await client.ok("jobs.cancel", { job: job.id });
+      const { job: ended } = await client.ok("jobs.wait", { job: job.id, timeoutMs: 20_000 });
+      expect(ended.state).toBe("cancelled");
+      expect(fs.readdirSync(path.join(root, "project/repos/hang")).filter((n) => n !== ".lock")).toEqual([]);
+      expect((await client.ok("repos.list")).repos.map((r: { repo: string }) => r.repo)).not.toContain("hang");
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
   });
 
   it("hostile task ids are refused before anything touches the disk", async () => {
