@@ -39,9 +39,10 @@ NIX_SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt \
 
 user_profile="$HOME/.nix-profile"
 [ -x "$user_profile/bin/nix" ] || die "the installer left no nix in $user_profile"
-nix_path=$("$user_profile/bin/nix-env" --query --out-path --no-name nix) ||
-  die "cannot find the installed nix package in $user_profile"
-"$user_profile/bin/nix-env" --profile /nix/var/nix/profiles/default --install "$nix_path"
+# The same user environment (Nix itself, and its manifest) becomes the image's profile; profiles
+# under /nix/var/nix/profiles are garbage-collector roots of their own.
+environment=$(readlink -f "$user_profile") || die "cannot resolve $user_profile"
+"$user_profile/bin/nix-env" --profile /nix/var/nix/profiles/default --set "$environment"
 
 # Forget the per-user profile and everything else the installer wrote into the home.
 rm -rf "$user_profile" "$HOME/.nix-defexpr" "$HOME/.nix-channels" \
