@@ -42,6 +42,7 @@ export async function commitTask(deps: WorkspaceDeps, params: { task: string; me
   }
   const cwd = meta.path;
   const signal = ctx.signal;
+  const env = await identityEnv(cwd, deps.identity, signal); // outside the lock: reads config only
   return deps.locks.withLock(meta.repo, { signal, purpose: `tasks.commit ${meta.task}`, onWait: () => ctx.progress?.({ phase: "waiting for repository lock" }) }, async (lock) => {
     await runGit(["add", "-A"], { cwd, signal });
     // Always run, whether or not .env exists or is staged: it must not depend on a pathspec matching.
@@ -54,7 +55,6 @@ export async function commitTask(deps: WorkspaceDeps, params: { task: string; me
     }
     const base = { task: meta.task, branch: meta.branch, lockWaitMs: lock.waitedMs };
     if (staged.length === 0) return { ...base, committed: false, files: [], fileCount: 0 };
-    const env = await identityEnv(cwd, deps.identity, signal);
     await runGit(["commit", "-q", "--no-verify", "--cleanup=whitespace", "--file=-"], { cwd, env, signal, input: params.message });
     const commit = (await runGit(["rev-parse", "HEAD"], { cwd, signal })).stdout.trim();
     return { ...base, committed: true, commit, files: staged.slice(0, MAX_LISTED_FILES), fileCount: staged.length };

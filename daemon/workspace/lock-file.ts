@@ -82,8 +82,9 @@ export async function tryCreateLock(file: string, record: LockRecord): Promise<b
     throw error;
   }
   try {
+    // No fsync: the record only matters while its holder lives; after a machine crash a torn or
+    // empty file is judged stale by age (see isStale).
     await handle.writeFile(JSON.stringify(record) + "\n");
-    await handle.sync();
   } finally {
     await handle.close();
   }

@@ -45,6 +45,7 @@ export async function mergeTask(deps: WorkspaceDeps, params: { task: string; int
   const meta = await loadTask(deps, checkId(params.task, "task", "/task"));
   const clonePath = await requireRepo(deps, meta.repo);
   const signal = ctx.signal;
+  const env = await identityEnv(clonePath, deps.identity, signal); // outside the lock: config is shared by all worktrees
   return deps.locks.withLock(meta.repo, { signal, purpose: `tasks.merge ${meta.task}`, onWait: () => ctx.progress?.({ phase: "waiting for repository lock" }) }, async (lock) => {
     const into = params.into ?? (await headInfo(clonePath, signal)).branch;
     if (into === null) throw new ActionError("conflict", `the clone of ${meta.repo} has a detached HEAD; pass into: "<branch>"`, { path: "/into" });
@@ -66,7 +67,6 @@ export async function mergeTask(deps: WorkspaceDeps, params: { task: string; int
         throw new ActionError("conflict", `the worktree of ${into} (${where}) has uncommitted changes to tracked files; commit or discard them before merging`, { path: "/into", details: { worktree: where } });
       }
       const before = (await headInfo(where, signal)).commit;
-      const env = await identityEnv(where, deps.identity, signal);
       const message = `Merge ${meta.branch} into ${into}`;
       // Not `git merge -- <ref>`: the ref is our own refs/heads/task-<validated id>.
       const r = await runGit(["merge", "--no-ff", "--no-edit", "-m", message, `refs/heads/${meta.branch}`], { cwd: where, env, signal, allowFailure: true });
