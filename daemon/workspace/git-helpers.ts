@@ -101,3 +101,14 @@ export async function listDir(dir: string): Promise<string[]> {
     throw error;
   }
 }
+
+/**
+ * Deletes what a crashed operation left in a repository's directory (`.repo.partial-*` clones,
+ * `.merge-*` worktrees). Call only while holding the repository's lock: then no live operation
+ * of any process can own them.
+ */
+export async function sweepLeftovers(repoDir: string, prefix: string): Promise<number> {
+  const stale = (await listDir(repoDir)).filter((name) => name.startsWith(prefix));
+  await Promise.all(stale.map((name) => fs.rm(path.join(repoDir, name), { recursive: true, force: true })));
+  return stale.length;
+}

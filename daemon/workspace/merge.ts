@@ -3,7 +3,7 @@ import path from "node:path";
 import { ActionError } from "../../protocol/errors.js";
 import { runGit, splitNul } from "../runners/git.js";
 import type { WorkspaceDeps } from "./deps.js";
-import { headInfo, identityEnv, type WorkContext } from "./git-helpers.js";
+import { headInfo, identityEnv, sweepLeftovers, type WorkContext } from "./git-helpers.js";
 import { checkId, checkRefArgument } from "./ids.js";
 import { requireRepo } from "./repos.js";
 import { loadTask } from "./tasks.js";
@@ -54,6 +54,7 @@ export async function mergeTask(deps: WorkspaceDeps, params: { task: string; int
     const known = await runGit(["show-ref", "--verify", "--quiet", `refs/heads/${into}`], { cwd: clonePath, signal, allowFailure: true });
     if (known.exitCode !== 0) throw new ActionError("not_found", `branch ${into} does not exist in repository ${meta.repo}`, { path: "/into" });
 
+    if ((await sweepLeftovers(deps.layout.repoDir(meta.repo), ".merge-")) > 0) await runGit(["worktree", "prune"], { cwd: clonePath, signal });
     let where = await worktreeOf(clonePath, into, signal);
     let temporary: string | undefined;
     if (where === undefined) {

@@ -4,7 +4,7 @@ import path from "node:path";
 import { ActionError } from "../../protocol/errors.js";
 import { GitFailure, runGit } from "../runners/git.js";
 import type { WorkspaceDeps } from "./deps.js";
-import { exists, headInfo, listDir, identityEnv, pinEnvExclude, type WorkContext } from "./git-helpers.js";
+import { exists, headInfo, listDir, identityEnv, pinEnvExclude, sweepLeftovers, type WorkContext } from "./git-helpers.js";
 import { DEFAULT_REPO_ID, isValidId } from "./ids.js";
 import { checkClonePath, checkCloneUrl, redactUrl } from "./source-url.js";
 
@@ -48,6 +48,7 @@ export async function addRepo(deps: WorkspaceDeps, params: AddRepoParams, ctx: W
     if (await exists(clonePath)) {
       throw repoExists(repoId, clonePath);
     }
+    await sweepLeftovers(repoDir, ".repo.partial-");
     const partial = path.join(repoDir, `.repo.partial-${randomBytes(4).toString("hex")}`);
     try {
       if (source !== undefined) {

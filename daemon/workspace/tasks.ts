@@ -1,4 +1,5 @@
 import fs from "node:fs/promises";
+import path from "node:path";
 import { ActionError } from "../../protocol/errors.js";
 import { GitFailure, runGit } from "../runners/git.js";
 import type { WorkspaceDeps } from "./deps.js";
@@ -36,7 +37,9 @@ export async function loadTask(deps: WorkspaceDeps, taskId: string, fieldPath = 
     meta = JSON.parse(await fs.readFile(deps.layout.taskMetaPath(taskId), "utf8")) as TaskMeta;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") {
-      throw new ActionError("not_found", `task ${taskId} does not exist; create it with tasks.create or see tasks.list`, { path: fieldPath });
+      const half = await exists(deps.layout.taskDir(taskId));
+      const hint = half ? `; its directory exists without task.json (an interrupted tasks.create): clear it with tasks.remove {"task": "${taskId}", "force": true}` : "; create it with tasks.create or see tasks.list";
+      throw new ActionError("not_found", `task ${taskId} does not exist${hint}`, { path: fieldPath });
     }
     throw new ActionError("internal", `task ${taskId} has an unreadable task.json: ${(error as Error).message}`);
   }
@@ -57,19 +60,18 @@ export async function createTask(deps: WorkspaceDeps, params: CreateTaskParams, 
   const worktree = deps.layout.worktreePath(taskId);
   const branch = deps.layout.branch(taskId);
   return deps.locks.withLock(repoId, { signal: ctx.signal, purpose: `tasks.create ${taskId}` }, async (lock) => {
+    if (await exists(taskDir)) throw await taskExists(deps, taskId);
     const base = params.base ?? "HEAD";
     const baseCommit = await resolveCommit(clonePath, base, "/base", ctx.signal);
     const branchExists = await runGit(["show-ref", "--verify", "--quiet", `refs/heads/${branch}`], { cwd: clonePath, signal: ctx.signal, allowFailure: true });
     if (branchExists.exitCode === 0) {
-      throw new ActionError("conflict", `branch ${branch} already exists in repository ${repoId} (a removed task kept it); choose another task id, or remove it with tasks.remove {"task": "${taskId}", "force": true}`, { path: "/task" });
+      throw new ActionError("conflict", `branch ${branch} already exists in repository ${repoId} (a removed task's unmerged work is kept there); choose another task id, or delete the branch first (git -C ${clonePath} branch -D ${branch})`, { path: "/task" });
     }
     await fs.mkdir(deps.layout.tasksDir, { recursive: true });
     try {
       await fs.mkdir(taskDir); // exclusive: a second create of the same id fails here
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "EEXIST") {
-        throw new ActionError("conflict", `task ${taskId} already exists at ${worktree}; use it, or remove it first with tasks.remove`, { path: "/task" });
-      }
+      if ((error as NodeJS.ErrnoException).code === "EEXIST") throw await taskExists(deps, taskId);
       throw error;
     }
     try {
@@ -86,6 +88,12 @@ export async function createTask(deps: WorkspaceDeps, params: CreateTaskParams, 
       throw error;
     }
   });
+}
+
+async function taskExists(deps: WorkspaceDeps, taskId: string): Promise<ActionError> {
+  const half = !(await exists(deps.layout.taskMetaPath(taskId)));
+  const hint = half ? `; it is left over from an interrupted tasks.create: clear it with tasks.remove {"task": "${taskId}", "force": true}` : "; use it, or remove it first with tasks.remove";
+  return new ActionError("conflict", `task ${taskId} already exists at ${deps.layout.worktreePath(taskId)}${hint}`, { path: "/task" });
 }
 
 /** Lists tasks (optionally of one repository), sorted by id, with each worktree's current commit. */
@@ -122,7 +130,11 @@ export interface RemoveTaskResult {
  * work survives in the branch and in bundles). With `force`, changes and the branch are discarded.
  */
 export async function removeTask(deps: WorkspaceDeps, params: { task: string; force?: boolean }, ctx: WorkContext = {}): Promise<RemoveTaskResult> {
-  const meta = await loadTask(deps, checkId(params.task, "task", "/task"));
+  const taskId = checkId(params.task, "task", "/task");
+  if (params.force === true && !(await exists(deps.layout.taskMetaPath(taskId))) && (await exists(deps.layout.taskDir(taskId)))) {
+    return removeHalfCreatedTask(deps, taskId, ctx);
+  }
+  const meta = await loadTask(deps, taskId);
   const clonePath = await requireRepo(deps, meta.repo);
   const force = params.force === true;
   return deps.locks.withLock(meta.repo, { signal: ctx.signal, purpose: `tasks.remove ${meta.task}` }, async (lock) => {
@@ -139,5 +151,34 @@ export async function removeTask(deps: WorkspaceDeps, params: { task: string; fo
     const del = await runGit(["branch", force ? "-D" : "-d", "--", meta.branch], { cwd: clonePath, signal: ctx.signal, allowFailure: true });
     await fs.rm(deps.layout.taskDir(meta.task), { recursive: true, force: true });
     return { task: meta.task, repo: meta.repo, branch: meta.branch, branchDeleted: del.exitCode === 0, lockWaitMs: lock.waitedMs };
+  });
+}
+
+/**
+ * Clears a task directory without task.json — what a daemon crash in the middle of tasks.create
+ * leaves — so its id can be used again (only with force). The repository is read from the
+ * worktree's `.git` file when the worktree was made; its branch is deleted too.
+ */
+async function removeHalfCreatedTask(deps: WorkspaceDeps, taskId: string, ctx: WorkContext): Promise<RemoveTaskResult> {
+  const branch = deps.layout.branch(taskId);
+  let repo: string | undefined;
+  try {
+    const gitFile = await fs.readFile(path.join(deps.layout.worktreePath(taskId), ".git"), "utf8");
+    const gitdir = /^gitdir: (.+)\/\.git\/worktrees\/[^/]+\s*$/m.exec(gitFile)?.[1];
+    if (gitdir !== undefined && path.dirname(path.dirname(gitdir)) === deps.layout.reposDir) repo = path.basename(path.dirname(gitdir));
+  } catch {
+    repo = undefined; // the worktree was never made: only the directory is left
+  }
+  const clear = async () => fs.rm(deps.layout.taskDir(taskId), { recursive: true, force: true });
+  if (repo === undefined || !isValidId(repo)) {
+    await clear();
+    return { task: taskId, repo: repo ?? "", branch, branchDeleted: false, lockWaitMs: 0 };
+  }
+  const clonePath = deps.layout.clonePath(repo);
+  return deps.locks.withLock(repo, { signal: ctx.signal, purpose: `tasks.remove ${taskId}` }, async (lock) => {
+    await clear();
+    await runGit(["worktree", "prune"], { cwd: clonePath, signal: ctx.signal });
+    const del = await runGit(["branch", "-D", "--", branch], { cwd: clonePath, signal: ctx.signal, allowFailure: true });
+    return { task: taskId, repo: repo!, branch, branchDeleted: del.exitCode === 0, lockWaitMs: lock.waitedMs };
   });
 }

@@ -2,6 +2,7 @@ import path from "node:path";
 import { bundleRepo, snapshotRepo } from "./archive.js";
 import { commitTask } from "./commit.js";
 import type { WorkspaceDeps } from "./deps.js";
+import { mappingGitErrors } from "./git-errors.js";
 import { FALLBACK_IDENTITY, type GitIdentity, type WorkContext } from "./git-helpers.js";
 import { WorkspaceLayout } from "./layout.js";
 import { mergeTask } from "./merge.js";
@@ -45,7 +46,7 @@ export class Workspace {
 
   /** repos.add: clone or init a repository's shared clone (long: run as a job). */
   addRepo(params: AddRepoParams, ctx?: WorkContext) {
-    return addRepo(this.deps, params, ctx);
+    return mappingGitErrors(addRepo(this.deps, params, ctx));
   }
 
   /** Refuses a repos.add at once (bad id/url, repository exists) before a job is started for it. */
@@ -63,46 +64,46 @@ export class Workspace {
 
   /** repos.list */
   listRepos(ctx?: WorkContext) {
-    return listRepos(this.deps, ctx);
+    return mappingGitErrors(listRepos(this.deps, ctx));
   }
 
   /** repos.snapshot: tar.gz of the tree at a ref (long: run as a job). */
   snapshot(params: { repo?: string; ref?: string }, ctx?: WorkContext) {
-    return snapshotRepo(this.deps, params, ctx);
+    return mappingGitErrors(snapshotRepo(this.deps, params, ctx));
   }
 
   /** repos.bundle: full-history bundle for recovery (long: run as a job). */
   bundle(params: { repo?: string }, ctx?: WorkContext) {
-    return bundleRepo(this.deps, params, ctx);
+    return mappingGitErrors(bundleRepo(this.deps, params, ctx));
   }
 
   /** tasks.create */
   createTask(params: CreateTaskParams, ctx?: WorkContext) {
-    return createTask(this.deps, params, ctx);
+    return mappingGitErrors(createTask(this.deps, params, ctx));
   }
 
   /** tasks.list */
   listTasks(filter: { repo?: string } = {}, ctx?: WorkContext) {
-    return listTasks(this.deps, filter, ctx);
+    return mappingGitErrors(listTasks(this.deps, filter, ctx));
   }
 
   /** tasks.commit */
   commit(params: { task: string; message: string }, ctx?: WorkContext) {
-    return commitTask(this.deps, params, ctx);
+    return mappingGitErrors(commitTask(this.deps, params, ctx));
   }
 
   /** tasks.merge */
   merge(params: { task: string; into?: string }, ctx?: WorkContext) {
-    return mergeTask(this.deps, params, ctx);
+    return mappingGitErrors(mergeTask(this.deps, params, ctx));
   }
 
   /** tasks.remove */
   removeTask(params: { task: string; force?: boolean }, ctx?: WorkContext) {
-    return removeTask(this.deps, params, ctx);
+    return mappingGitErrors(removeTask(this.deps, params, ctx));
   }
 
   /** secrets.write */
   writeSecrets(params: WriteSecretsParams, ctx?: WorkContext) {
-    return writeSecrets(this.deps, params, ctx);
+    return mappingGitErrors(writeSecrets(this.deps, params, ctx));
   }
 }
