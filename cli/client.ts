@@ -30,7 +30,15 @@ export class HotlineClient {
   private readonly listeners = new Set<(event: Record<string, unknown>) => void>();
 
   private constructor(readonly ws: WebSocket) {
-    ws.on("message", (data) => {
+    ws.on("message", (data: Buffer, isBinary: boolean) => {
+      if (isBinary) {
+        // A binary job.output frame (jobs.follow with binary: true): length-prefixed JSON header, then raw bytes.
+        const headerLength = data.readUInt32BE(0);
+        const event = JSON.parse(data.subarray(4, 4 + headerLength).toString()) as Record<string, unknown>;
+        event.bytes = data.subarray(4 + headerLength);
+        for (const l of this.listeners) l(event);
+        return;
+      }
       const frame = JSON.parse(data.toString()) as Record<string, unknown>;
       if (typeof frame.event === "string") {
         for (const l of this.listeners) l(frame);

@@ -60,6 +60,25 @@ describe("following output", () => {
     await second.close();
   });
 
+  it("streams raw bytes in binary frames when asked, with the same offsets", async () => {
+    const { job } = await client.ok("shell", { command: "printf 'text\\n'; printf '\\xff\\x00\\x01' >&2; printf 'more'", wait: 10_000 });
+    const viewer = await daemon.client();
+    await viewer.ok("jobs.follow", { job: job.id, binary: true });
+    const exit = await viewer.waitForExit(job.id);
+    const frames = viewer.frames.filter((f) => f.event === "job.output");
+    expect(frames.every((f) => Buffer.isBuffer(f.bytes) && f.data === undefined)).toBe(true);
+    // Offsets are contiguous; the two pipes interleave in arrival order, each keeping its own bytes.
+    let next = 0;
+    for (const f of frames) {
+      expect(f.offset).toBe(next);
+      next += f.bytes.length;
+    }
+    expect(exit.next).toBe(12);
+    expect(viewer.outputOf(job.id, "stdout")).toEqual(Buffer.from("text\nmore"));
+    expect(viewer.outputOf(job.id, "stderr")).toEqual(Buffer.from([0xff, 0, 1]));
+    await viewer.close();
+  });
+
   it("reads output by offset with jobs.output and reports eof", async () => {
     const { job } = await client.ok("shell", { command: "printf 'abcdefghij'", wait: 10_000 });
     const a = await client.ok("jobs.output", { job: job.id, from: 0, limit: 4 });

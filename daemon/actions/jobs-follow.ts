@@ -13,7 +13,7 @@ export default entry(jobsFollow, async (params, { services, connection, afterRep
   if (connection.followers.size >= MAX_FOLLOWS_PER_CONNECTION) throw new ActionError("limit_exceeded", `at most ${MAX_FOLLOWS_PER_CONNECTION} follows per connection`);
   const size = job.log?.size ?? 0;
   const from = params.from ?? (job.record.kind === "terminal" ? Math.max(0, size - PTY_SCROLLBACK_BYTES) : 0);
-  const follower = new Follower(job, connection.sink, from, params.stream);
+  const follower = new Follower(job, connection.sink, from, params.stream, params.binary ?? false);
   connection.followers.set(job.id, follower);
   follower.onClose = () => {
     if (connection.followers.get(job.id) === follower) connection.followers.delete(job.id);

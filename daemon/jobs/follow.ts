@@ -5,6 +5,8 @@ import { completeUtf8Length, encodeBytes } from "./utf8.js";
 /** Where a follower's frames go: a connection that says when it can take more. */
 export interface FollowSink {
   send(frame: object): void;
+  /** A binary frame: 4-byte big-endian header length, the header as JSON, then the raw bytes. */
+  sendBinary(header: object, data: Buffer): void;
   /** False while the connection's send buffer is above its high-water mark. */
   readonly writable: boolean;
   /** Calls back once the buffer has drained below its low-water mark. */
@@ -33,6 +35,7 @@ export class Follower {
     private readonly sink: FollowSink,
     from: number,
     private readonly only: OutputStream | undefined,
+    private readonly binary = false,
   ) {
     this.cursor = from;
   }
@@ -75,7 +78,7 @@ export class Follower {
       this.cursor = offset + data.length;
       return;
     }
-    const usable = completeUtf8Length(data);
+    const usable = this.binary ? data.length : completeUtf8Length(data);
     const head = usable > 0 && usable < data.length ? data.subarray(0, usable) : data;
     this.emitPiece(stream, offset, head);
     this.cursor = offset + head.length;
@@ -83,6 +86,10 @@ export class Follower {
   }
 
   private emitPiece(stream: OutputStream, offset: number, data: Buffer): void {
+    if (this.binary) {
+      this.sink.sendBinary({ event: "job.output", job: this.job.id, stream, offset }, data);
+      return;
+    }
     const { data: text, encoding } = encodeBytes(data);
     this.sink.send({ event: "job.output", job: this.job.id, stream, offset, data: text, encoding });
   }
@@ -107,7 +114,7 @@ export class Follower {
         for (const piece of pieces) {
           let data = piece.data;
           const isLast = piece === pieces.at(-1);
-          if (isLast && next < log.size) {
+          if (isLast && next < log.size && !this.binary) {
             const usable = completeUtf8Length(data);
             if (usable > 0) data = data.subarray(0, usable);
           }

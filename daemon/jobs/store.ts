@@ -12,6 +12,7 @@ import type { JobRecord } from "./job.js";
 export class JobStore {
   private readonly pending = new Map<string, JobRecord>();
   private readonly writing = new Map<string, Promise<void>>();
+  private readonly created = new Set<string>();
 
   constructor(
     readonly dir: string,
@@ -30,6 +31,7 @@ export class JobStore {
     for (const id of readdirSync(this.dir)) {
       try {
         records.push(JSON.parse(readFileSync(join(this.dir, id, "job.json"), "utf8")) as JobRecord);
+        this.created.add(id);
       } catch {
         continue;
       }
@@ -47,6 +49,7 @@ export class JobStore {
   /** Deletes a job's directory once its pending writes are done. */
   remove(id: string): void {
     this.pending.delete(id);
+    this.created.delete(id);
     const after = this.writing.get(id) ?? Promise.resolve();
     void after.then(() => rm(this.jobDir(id), { recursive: true, force: true })).catch((err: unknown) => this.log.warn({ err, job: id }, "could not remove job directory"));
   }
@@ -62,7 +65,8 @@ export class JobStore {
         const dir = this.jobDir(id);
         const tmp = join(dir, `job.json.tmp-${process.pid}`);
         try {
-          await mkdir(dir, { recursive: true });
+          if (!this.created.has(id)) await mkdir(dir, { recursive: true });
+          this.created.add(id);
           await writeFile(tmp, JSON.stringify(record));
           await rename(tmp, join(dir, "job.json"));
         } catch (err) {

@@ -48,7 +48,10 @@ export const jobsFollow = defineAction({
   name: "jobs.follow",
   scope: "observe",
   summary: "Stream a job's output as job.output events from an offset, then live, then job.exit.",
-  params: Type.Object({ job: JobId, from: Type.Optional(Offset), stream: Type.Optional(OutputStream) }, { additionalProperties: false }),
+  params: Type.Object(
+    { job: JobId, from: Type.Optional(Offset), stream: Type.Optional(OutputStream), binary: Type.Optional(Type.Boolean()) },
+    { additionalProperties: false },
+  ),
   result: Type.Object({ job: JobStatus, from: Offset }),
 });
 

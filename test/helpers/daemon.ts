@@ -113,8 +113,12 @@ export class TestClient {
   private waiters: Array<{ match: (f: Frame) => boolean; resolve: (f: Frame) => void }> = [];
 
   private constructor(readonly ws: WebSocket) {
-    ws.on("message", (data) => {
-      const frame = JSON.parse(data.toString()) as Frame;
+    ws.on("message", (data: Buffer, isBinary: boolean) => {
+      let frame: Frame;
+      if (isBinary) {
+        const headerLength = data.readUInt32BE(0);
+        frame = { ...JSON.parse(data.subarray(4, 4 + headerLength).toString()), bytes: data.subarray(4 + headerLength) };
+      } else frame = JSON.parse(data.toString()) as Frame;
       this.frames.push(frame);
       for (const w of [...this.waiters]) {
         if (w.match(frame)) {
@@ -188,7 +192,7 @@ export class TestClient {
     return Buffer.concat(
       this.frames
         .filter((f) => f.event === "job.output" && f.job === job && (stream === undefined || f.stream === stream))
-        .map((f) => Buffer.from(f.data, f.encoding === "base64" ? "base64" : "utf8")),
+        .map((f) => (f.bytes ? (f.bytes as Buffer) : Buffer.from(f.data, f.encoding === "base64" ? "base64" : "utf8"))),
     );
   }
 

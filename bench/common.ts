@@ -1,0 +1,94 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { HotlineClient } from "../cli/client.js";
+
+/** One row of the benchmark table: a measured value against a baseline measured in the same run. */
+export interface BenchRow {
+  name: string;
+  value: number;
+  baseline: number;
+  /** value / baseline (for throughputs: our throughput / baseline throughput). */
+  ratio: number;
+  unit: string;
+  goal: string;
+  met: boolean;
+}
+
+export const ROOT = new URL("../../", import.meta.url).pathname;
+
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+}
+
+/** Times `fn` `n` times after `warmup` runs; returns the median in milliseconds. */
+export async function timeMedian(n: number, warmup: number, fn: () => Promise<unknown>): Promise<number> {
+  for (let i = 0; i < warmup; i++) await fn();
+  const samples: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    await fn();
+    samples.push(performance.now() - t);
+  }
+  return median(samples);
+}
+
+export interface BenchDaemon {
+  proc: ChildProcess;
+  client: HotlineClient;
+  url: string;
+  token: string;
+  dir: string;
+  rssBytes(): number;
+  stop(): Promise<void>;
+}
+
+/** A real daemon process on a free loopback port with throwaway directories. */
+export async function startBenchDaemon(extraEnv: Record<string, string> = {}, args: string[] = [], nodeArgs: string[] = []): Promise<BenchDaemon> {
+  const dir = mkdtempSync(join(tmpdir(), "hotline-bench-"));
+  const env = {
+    ...process.env,
+    HOME: dir,
+    HOTLINE_STATE_DIR: join(dir, "state"),
+    HOTLINE_CONFIG_DIR: join(dir, "config"),
+    HOTLINE_CACHE_DIR: join(dir, "cache"),
+    HOTLINE_SYSTEM_CONFIG_DIR: join(dir, "etc"),
+    HOTLINE_LOG_LEVEL: "warn",
+    ...extraEnv,
+  };
+  const proc = spawn(process.execPath, [...nodeArgs, join(ROOT, "dist/daemon/main.js"), "--port", "0", "--log-level", "info", ...args], { env, stdio: ["ignore", "ignore", "pipe"] });
+  const url = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: proc.stderr! }).on("line", (line) => {
+      try {
+        const rec = JSON.parse(line) as { msg?: string; url?: string };
+        if (rec.msg === "listening" && rec.url) resolve(rec.url);
+      } catch {
+        // not JSON
+      }
+    });
+    proc.once("exit", (code) => reject(new Error(`daemon exited ${code}`)));
+  });
+  const token = readFileSync(join(dir, "config", "token"), "utf8").trim();
+  const client = await HotlineClient.connect(url, token);
+  return {
+    proc,
+    client,
+    url,
+    token,
+    dir,
+    rssBytes: () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${proc.pid}/status`, "utf8"))![1]) * 1024,
+    stop: async () => {
+      client.close();
+      proc.kill("SIGTERM");
+      await new Promise((r) => proc.once("exit", r));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export function row(name: string, value: number, baseline: number, unit: string, goal: string, met: (ratio: number) => boolean, ratio = value / baseline): BenchRow {
+  return { name, value, baseline, ratio, unit, goal, met: met(ratio) };
+}

@@ -1,0 +1,157 @@
+import { spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+import WebSocket from "ws";
+import { type BenchRow, row, startBenchDaemon, timeMedian } from "./common.js";
+
+/** A raw `ws` server in its own process: echoes text frames, or streams N bytes on request. */
+async function startRawServer(): Promise<{ url: string; stop(): void }> {
+  const script = `
+    import { WebSocketServer } from ${JSON.stringify(new URL("../../node_modules/ws/wrapper.mjs", import.meta.url).pathname)};
+    const wss = new WebSocketServer({ host: "127.0.0.1", port: 0, perMessageDeflate: false });
+    wss.on("listening", () => console.log("ws://127.0.0.1:" + wss.address().port));
+    wss.on("connection", (ws) => ws.on("message", (data) => {
+      const text = data.toString();
+      if (!text.startsWith("stream:")) return ws.send(text);
+      let left = Number(text.slice(7));
+      const chunk = Buffer.alloc(256 * 1024, 97);
+      const pump = () => {
+        while (left > 0) {
+          const n = Math.min(left, chunk.length);
+          left -= n;
+          if (ws.bufferedAmount > 4 * 1024 * 1024) { ws.send(chunk.subarray(0, n), pump); return; }
+          ws.send(chunk.subarray(0, n));
+        }
+        ws.send("done");
+      };
+      pump();
+    }));`;
+  const proc = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+  const url = await new Promise<string>((resolve) => createInterface({ input: proc.stdout! }).once("line", resolve));
+  return { url, stop: () => proc.kill() };
+}
+
+function openRaw(url: string): Promise<WebSocket> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, { perMessageDeflate: false });
+    ws.once("open", () => resolve(ws));
+    ws.once("error", reject);
+  });
+}
+
+const STREAM_BYTES = 256 * 1024 * 1024;
+
+/** The core rows: round trip, job start, streaming throughput, memory. */
+export async function coreBenchmarks(): Promise<BenchRow[]> {
+  const rows: BenchRow[] = [];
+  const raw = await startRawServer();
+  // The cap must hold the whole stream, or the follower would (correctly) see head + tail only.
+  const daemon = await startBenchDaemon({}, ["--output-cap", String(2 * STREAM_BYTES)]);
+  try {
+    // 1. state.info round trip vs an echo of a frame of the same size.
+    const infoReply = JSON.stringify(await daemon.client.request("state.info"));
+    const echoWs = await openRaw(raw.url);
+    const echo = (): Promise<void> =>
+      new Promise((resolve) => {
+        echoWs.once("message", () => resolve());
+        echoWs.send(infoReply);
+      });
+    const rawRtt = await timeMedian(2000, 300, echo);
+    const infoRtt = await timeMedian(2000, 300, () => daemon.client.request("state.info"));
+    rows.push(row("state.info round trip vs raw ws echo", infoRtt, rawRtt, "ms", "<= 1.3x", (r) => r <= 1.3));
+
+    // 2. A job running `true`, start to exit (one request with wait) vs a bare spawn.
+    const bare = await timeMedian(300, 50, () => new Promise((resolve) => spawn("true").once("exit", resolve)));
+    const job = await timeMedian(300, 50, () => daemon.client.request("shell", { command: ["true"], wait: 10_000 }));
+    rows.push(row("shell job `true` start→exit vs child_process.spawn", job, bare, "ms", "<= 1.3x", (r) => r <= 1.3));
+
+    // 3. 256 MiB of finished job output to one follower vs the same bytes over a raw ws stream.
+    const { job: big } = await daemon.client.request<{ job: { id: string } }>("shell", { command: `head -c ${STREAM_BYTES} /dev/zero | tr '\\0' 'a'`, wait: 120_000 });
+    const rawMs = await timeMedian(3, 1, async () => {
+      let got = 0;
+      await new Promise<void>((resolve) => {
+        const onMessage = (data: Buffer, isBinary: boolean): void => {
+          if (isBinary) got += data.length;
+          else if (data.toString() === "done") {
+            echoWs.off("message", onMessage);
+            resolve();
+          }
+        };
+        echoWs.on("message", onMessage);
+        echoWs.send(`stream:${STREAM_BYTES}`);
+      });
+      if (got !== STREAM_BYTES) throw new Error(`raw stream delivered ${got} bytes`);
+    });
+    const follow = (binary: boolean) =>
+      timeMedian(3, 1, async () => {
+        let got = 0;
+        await new Promise<void>((resolve, reject) => {
+          const off = daemon.client.onEvent((event) => {
+            if (event.job !== big.id) return;
+            if (event.event === "job.output") got += binary ? (event.bytes as Buffer).length : (event.data as string).length;
+            else if (event.event === "job.exit") {
+              off();
+              resolve();
+            }
+          });
+          daemon.client.request("jobs.follow", { job: big.id, from: 0, binary }).catch(reject);
+        });
+        if (got !== STREAM_BYTES) throw new Error(`follower got ${got} bytes`);
+      });
+    const mibps = (ms: number): number => STREAM_BYTES / 1024 / 1024 / (ms / 1000);
+    const binaryMs = await follow(true);
+    const jsonMs = await follow(false);
+    const ratioOf = (ms: number): number => mibps(ms) / mibps(rawMs);
+    rows.push(row("256 MiB job output to a follower, binary frames, vs raw ws stream", mibps(binaryMs), mibps(rawMs), "MiB/s", ">= 0.8x", (r) => r >= 0.8, ratioOf(binaryMs)));
+    rows.push(row("256 MiB job output to a follower, JSON events, vs raw ws stream", mibps(jsonMs), mibps(rawMs), "MiB/s", "(informational)", () => true, ratioOf(jsonMs)));
+    echoWs.close();
+  } finally {
+    await daemon.stop();
+    raw.stop();
+  }
+  rows.push(...(await memoryRows()));
+  return rows;
+}
+
+/** Daemon RSS idle, after 1000 finished jobs, and while a follower that never reads is attached. */
+async function memoryRows(): Promise<BenchRow[]> {
+  const daemon = await startBenchDaemon();
+  try {
+    const settle = async (): Promise<number> => {
+      const samples: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        await daemon.client.request("state.info");
+        samples.push(daemon.rssBytes());
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      return samples.sort((a, b) => a - b)[2]!;
+    };
+    const idle = await settle();
+    for (let i = 0; i < 1000; i += 50) {
+      await Promise.all(Array.from({ length: 50 }, () => daemon.client.request("shell", { command: ["true"], wait: 30_000 })));
+    }
+    const afterJobs = await settle();
+
+    // A follower whose socket is paused: the daemon must not buffer the job's output for it.
+    const { HotlineClient } = await import("../cli/client.js");
+    const slow = await HotlineClient.connect(daemon.url, daemon.token);
+    const { job } = await daemon.client.request<{ job: { id: string } }>("shell", { command: `head -c ${512 * 1024 * 1024} /dev/zero | tr '\\0' 'b'` });
+    await slow.request("jobs.follow", { job: job.id });
+    (slow.ws as unknown as { _socket: { pause(): void } })._socket.pause();
+    let peak = 0;
+    for (;;) {
+      peak = Math.max(peak, daemon.rssBytes());
+      const status = await daemon.client.request<{ state: string }>("jobs.status", { job: job.id });
+      if (status.state !== "running") break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    slow.ws.terminate();
+    const MB = 1024 * 1024;
+    const flat = (v: number): boolean => v - idle <= 20 * MB;
+    return [
+      { name: "daemon RSS after 1000 finished jobs vs idle", value: afterJobs / MB, baseline: idle / MB, ratio: afterJobs / idle, unit: "MB", goal: "within +20 MB", met: flat(afterJobs) },
+      { name: "daemon RSS streaming 512 MiB to a stalled follower vs idle", value: peak / MB, baseline: idle / MB, ratio: peak / idle, unit: "MB", goal: "within +20 MB", met: flat(peak) },
+    ];
+  } finally {
+    await daemon.stop();
+  }
+}

@@ -1,0 +1,28 @@
+import type { BenchRow } from "./common.js";
+import { coreBenchmarks } from "./core.js";
+
+/** `npm run bench`: every benchmark, then one table of medians and ratios. */
+async function main(): Promise<void> {
+  const rows: BenchRow[] = [];
+  const suites: Array<[string, () => Promise<BenchRow[]>]> = [["core", coreBenchmarks]];
+  const only = process.argv[2];
+  for (const [name, run] of suites) {
+    if (only && only !== name) continue;
+    process.stderr.write(`bench: ${name} …\n`);
+    try {
+      rows.push(...(await run()));
+    } catch (err) {
+      process.stderr.write(`bench: ${name} failed: ${(err as Error).stack}\n`);
+      process.exitCode = 1;
+    }
+  }
+  const fmt = (n: number): string => (Math.abs(n) >= 100 ? n.toFixed(0) : n.toFixed(3));
+  const lines = [
+    "| benchmark | value | baseline | unit | ratio | goal | met |",
+    "|---|---:|---:|---|---:|---|---|",
+    ...rows.map((r) => `| ${r.name} | ${fmt(r.value)} | ${fmt(r.baseline)} | ${r.unit} | ${r.ratio.toFixed(2)}x | ${r.goal} | ${r.met ? "yes" : "NO"} |`),
+  ];
+  process.stdout.write(`${lines.join("\n")}\n`);
+}
+
+void main();
