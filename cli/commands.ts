@@ -3,6 +3,7 @@ import { coreCommands } from "./commands/core.js";
 import { jobCommands } from "./commands/jobs.js";
 import { workspaceCommands } from "./commands/workspace.js";
 import { prepareCommands } from "./commands/prepare.js";
+import { fileCommands } from "./commands/files.js";
 
 export interface CommandContext {
   client: HotlineClient;
@@ -17,4 +18,4 @@ export interface CommandContext {
 export type Command = (ctx: CommandContext) => Promise<number>;
 
 /** Every CLI verb; feature modules add theirs as a module of cli/commands/ listed here. */
-export const COMMANDS: Record<string, Command> = { ...coreCommands, ...jobCommands, ...prepareCommands, ...workspaceCommands };
+export const COMMANDS: Record<string, Command> = { ...coreCommands, ...jobCommands, ...prepareCommands, ...fileCommands, ...workspaceCommands };

@@ -13,6 +13,9 @@ const USAGE = `hotline — the in-sandbox agent daemon and its CLI
   hotline status JOB                          one job's status
   hotline tail [-f] [--from N] JOB            print a job's output (-f: follow until it ends)
   hotline cancel JOB                          cancel a job (its whole process group)
+  hotline download URL|--github OWNER/NAME [--tag T] --asset GLOB [--dest P] [--sha256 H] [--overwrite]
+  hotline extract ARCHIVE DEST [--strip N] [--format F]   unpack into a new directory, refusing unsafe entries
+  hotline run SCRIPT [--interpreter bash|sh|python3] [--cwd D] [-- ARGS…]   run a script as a job
   hotline token create --scope observe [--ttl 15m]   issue a token
   hotline repos add [REPO] [--url U|--path D]  clone (or git init) a repository's shared clone
   hotline repos list|snapshot [REPO] [--ref R]|bundle [REPO]   list; tar.gz of a tree; git bundle
@@ -59,6 +62,10 @@ async function main(argv: string[]): Promise<number> {
       dest: { type: "string" },
       strip: { type: "string" },
       interpreter: { type: "string" },
+      github: { type: "string" },
+      tag: { type: "string" },
+      asset: { type: "string" },
+      format: { type: "string" },
       overwrite: { type: "boolean" },
       timeout: { type: "string" },
       url: { type: "string" },

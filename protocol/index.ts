@@ -3,6 +3,9 @@ import { stateInfo } from "./actions/state-info.js";
 import { stateGuide } from "./actions/state-guide.js";
 import { stateCatalog } from "./actions/state-catalog.js";
 import { shell } from "./actions/shell.js";
+import { filesDownload } from "./actions/files-download.js";
+import { filesExtract } from "./actions/files-extract.js";
+import { filesRun } from "./actions/files-run.js";
 import { jobsCancel, jobsFollow, jobsInput, jobsList, jobsOutput, jobsResize, jobsStatus, jobsUnfollow, jobsWait } from "./actions/jobs.js";
 import { tokensCreate } from "./actions/tokens-create.js";
 import { reposAdd } from "./actions/repos-add.js";
@@ -31,6 +34,9 @@ export const ACTIONS: readonly ActionDefinition[] = [
   stateGuide,
   stateCatalog,
   shell,
+  filesDownload,
+  filesExtract,
+  filesRun,
   jobsList,
   jobsStatus,
   jobsOutput,

@@ -3,6 +3,9 @@ import stateInfo from "./state-info.js";
 import stateGuide from "./state-guide.js";
 import stateCatalog from "./state-catalog.js";
 import shell from "./shell.js";
+import filesDownload from "./files-download.js";
+import filesExtract from "./files-extract.js";
+import filesRun from "./files-run.js";
 import jobsList from "./jobs-list.js";
 import jobsStatus from "./jobs-status.js";
 import jobsOutput from "./jobs-output.js";
@@ -31,6 +34,9 @@ export const HANDLERS: readonly ActionEntry[] = [
   stateGuide,
   stateCatalog,
   shell,
+  filesDownload,
+  filesExtract,
+  filesRun,
   jobsList,
   jobsStatus,
   jobsOutput,

@@ -46,11 +46,12 @@ export function validateRepo(repo: string, fieldPath = "/github/repo"): void {
   }
 }
 
-/** Reads the configured token file; the token is trimmed and never logged. */
+/** Reads the token file (absent means anonymous); the token is trimmed and never logged. */
 export async function readGithubToken(tokenFile: string | undefined): Promise<string | undefined> {
   if (!tokenFile) return undefined;
   const text = await readFile(tokenFile, "utf8").catch((err: NodeJS.ErrnoException) => {
-    throw new ActionError("unavailable", `the GitHub token file ${tokenFile} cannot be read (${err.code ?? err.message}); fix the daemon's githubTokenFile setting`);
+    if (err.code === "ENOENT") return "";
+    throw new ActionError("unavailable", `the GitHub token file ${tokenFile} cannot be read (${err.code ?? err.message}); fix its permissions or remove it`);
   });
   return text.trim() || undefined;
 }

@@ -1,0 +1,133 @@
+import { resolve } from "node:path";
+import type { JobStatus } from "../../protocol/common.js";
+import type { Command, CommandContext } from "../commands.js";
+import { followToStdio } from "./follow.js";
+import { exitCodeOf, printResult } from "./print.js";
+
+/** `hotline download`, `hotline extract`, `hotline run`: the files.* actions, followed to the end. */
+
+const UNITS = ["B", "KiB", "MiB", "GiB", "TiB"];
+
+function humanBytes(n: number): string {
+  let v = n;
+  let i = 0;
+  while (v >= 1024 && i < UNITS.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${i === 0 ? v : v.toFixed(1)} ${UNITS[i]}`;
+}
+
+/** "[##########..............]  40%  12.0 MiB / 30.0 MiB  download" — redrawn in place on a TTY. */
+function bar(p: Record<string, unknown>): string {
+  const done = Number(p.done ?? 0);
+  const total = typeof p.total === "number" && p.total > 0 ? p.total : null;
+  const fmt = p.unit === "bytes" ? humanBytes : String;
+  const width = 24;
+  const filled = total ? Math.min(width, Math.round((done / total) * width)) : 0;
+  const amount = total ? `${String(Math.floor((done / total) * 100)).padStart(3)}%  ${fmt(done)} / ${fmt(total)}` : fmt(done);
+  const line = `${total ? `[${"#".repeat(filled)}${".".repeat(width - filled)}]  ` : ""}${amount}  ${String(p.phase ?? "")}`;
+  const columns = process.stderr.columns ?? 100;
+  return line.length > columns - 1 ? line.slice(0, columns - 1) : line;
+}
+
+/** Follows a file job with a progress bar on a TTY; Ctrl-C cancels it (and its partial files). */
+async function followFileJob({ client, json, tty }: CommandContext, job: JobStatus, describe: (final: JobStatus) => string): Promise<number> {
+  const live = tty && process.stderr.isTTY === true && !json;
+  const onProgress = live ? (p: Record<string, unknown>) => process.stderr.write(`\r\u001b[2K${bar(p)}`) : undefined;
+  const cancel = (): void => void client.request("jobs.cancel", { job: job.id }).catch(() => {});
+  process.once("SIGINT", cancel);
+  const final = await untilExit(client, job.id, onProgress).finally(() => process.off("SIGINT", cancel));
+  if (live) process.stderr.write("\r\u001b[2K");
+  printResult(final, json, () => describe(final));
+  return exitCodeOf(final);
+}
+
+/** Progress events until job.exit; the job's output (one summary line) is not echoed, the final status is printed instead. */
+function untilExit(client: CommandContext["client"], job: string, onProgress?: (p: Record<string, unknown>) => void): Promise<JobStatus> {
+  return new Promise<JobStatus>((resolve, reject) => {
+    const off = client.onEvent((event) => {
+      if (event.job !== job) return;
+      if (event.event === "job.progress") onProgress?.(event.progress as Record<string, unknown>);
+      else if (event.event === "job.exit") {
+        off();
+        resolve(event.status as JobStatus);
+      }
+    });
+    client.request("jobs.follow", { job }).catch((err: Error) => {
+      off();
+      reject(err);
+    });
+  });
+}
+
+function str(v: unknown): string | undefined {
+  return typeof v === "string" ? v : undefined;
+}
+
+function common(flags: CommandContext["flags"]): Record<string, unknown> {
+  const params: Record<string, unknown> = {};
+  const timeout = str(flags.timeout);
+  if (timeout) params.timeoutMs = parseDuration(timeout);
+  return params;
+}
+
+function parseDuration(text: string): number {
+  const m = /^(\d+)(ms|s|m|h)?$/.exec(text);
+  if (!m) throw new Error(`bad --timeout ${text}: use e.g. 30s, 15m, 2h`);
+  return Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? "s") as "s"];
+}
+
+const download: Command = async (ctx) => {
+  const { client, args, flags } = ctx;
+  const repo = str(flags.github);
+  if ((args.length === 1) === (repo !== undefined)) {
+    throw new Error("usage: hotline download URL [--dest PATH] [--sha256 HEX] [--overwrite]\n       hotline download --github OWNER/NAME [--tag TAG|latest] --asset GLOB [--dest PATH] …");
+  }
+  // A directory (the current one by default) keeps the server's file name.
+  const destFlag = str(flags.dest);
+  const dest = destFlag ? resolve(destFlag) + (destFlag.endsWith("/") ? "/" : "") : `${process.cwd()}/`;
+  const params: Record<string, unknown> = { dest, ...common(flags) };
+  if (repo) params.github = { repo, tag: str(flags.tag) ?? "latest", asset: str(flags.asset) ?? "*" };
+  else params.url = args[0];
+  if (str(flags.sha256)) params.sha256 = flags.sha256;
+  if (flags.overwrite === true) params.overwrite = true;
+  const { job } = await client.request<{ job: JobStatus }>("files.download", params);
+  return followFileJob(ctx, job, (f) =>
+    f.state === "succeeded" ? `${String(f.result?.path)}  ${humanBytes(Number(f.result?.size))}  sha256 ${String(f.result?.sha256)}` : `download ${f.state}: ${f.error?.message ?? ""}`,
+  );
+};
+
+const extract: Command = async (ctx) => {
+  const { client, args, flags } = ctx;
+  if (args.length !== 2) throw new Error("usage: hotline extract ARCHIVE DEST [--strip N] [--format tar|tar.gz|tar.xz|tar.zst|zip]");
+  const params: Record<string, unknown> = { archive: resolve(args[0]!), dest: resolve(args[1]!), ...common(flags) };
+  if (str(flags.strip)) params.strip = Number(flags.strip);
+  if (str(flags.format)) params.format = flags.format;
+  const { job } = await client.request<{ job: JobStatus }>("files.extract", params);
+  return followFileJob(ctx, job, (f) =>
+    f.state === "succeeded" ? `${String(f.result?.dest)}  ${String(f.result?.entries)} entries, ${humanBytes(Number(f.result?.bytes))}` : `extract ${f.state}: ${f.error?.message ?? ""}`,
+  );
+};
+
+const run: Command = async ({ client, args, flags }) => {
+  if (args.length === 0) throw new Error("usage: hotline run SCRIPT [--interpreter bash|sh|python3] [--cwd D] [--timeout 5m] [-- ARGS…]");
+  const params: Record<string, unknown> = { path: resolve(args[0]!), args: args.slice(1), ...common(flags) };
+  if (str(flags.interpreter)) params.interpreter = flags.interpreter;
+  if (str(flags.cwd)) params.cwd = resolve(str(flags.cwd)!);
+  if (!process.stdin.isTTY) params.stdin = true;
+  const { job } = await client.request<{ job: JobStatus }>("files.run", params);
+  const cancel = (): void => void client.request("jobs.cancel", { job: job.id }).catch(() => {});
+  process.once("SIGINT", cancel);
+  if (params.stdin === true) {
+    process.stdin.on("data", (d: Buffer) => void client.request("jobs.input", { job: job.id, data: d.toString("base64"), encoding: "base64" }).catch(() => {}));
+    process.stdin.on("end", () => void client.request("jobs.input", { job: job.id, eof: true }).catch(() => {}));
+  }
+  const final = await followToStdio(client, job.id);
+  process.stdin.pause();
+  process.off("SIGINT", cancel);
+  if (final.error && final.state === "failed" && final.exitCode === undefined) process.stderr.write(`hotline: ${final.error.message}\n`);
+  return exitCodeOf(final);
+};
+
+export const fileCommands: Record<string, Command> = { download, extract, run };

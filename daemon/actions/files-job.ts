@@ -1,0 +1,43 @@
+import type { JobStatus } from "../../protocol/common.js";
+import type { JobContext } from "../jobs/manager.js";
+import type { ActionContext } from "./context.js";
+
+/** What files.download and files.extract hand to the job table. */
+export interface FileJobRequest {
+  kind: "files.download" | "files.extract";
+  title: string;
+  /** The action's parameters without `wait` (idempotency compares these). */
+  params: unknown;
+  key?: string;
+  timeoutMs?: number;
+  wait?: number;
+  cwd?: string;
+  /** The work; returns the job's result. Runners remove partial files before it settles. */
+  work(jobCtx: JobContext): Promise<Record<string, unknown>>;
+  /** One line for the job's output log when the work succeeds. */
+  summary(result: Record<string, unknown>): string;
+}
+
+/**
+ * Starts a non-process file job with the same status, progress, cancel, timeout and `wait`
+ * behaviour as a shell job: cancel aborts the job's signal, and the runner cleans up before the
+ * job is recorded as ended.
+ */
+export async function startFileJob(req: FileJobRequest, ctx: ActionContext): Promise<{ job: JobStatus }> {
+  const job = ctx.services.jobs.start({
+    kind: req.kind,
+    title: req.title,
+    key: req.key,
+    params: req.params,
+    timeoutMs: req.timeoutMs,
+    cwd: req.cwd,
+    run: async (jobCtx) => {
+      const result = await req.work(jobCtx);
+      jobCtx.output("stdout", `${req.summary(result)}\n`);
+      return { ok: true, result };
+    },
+  });
+  if (req.wait === undefined || req.wait === 0) return { job: job.status() };
+  const { job: status } = await ctx.services.jobs.wait(job.id, req.wait);
+  return { job: status };
+}
