@@ -111,11 +111,14 @@ export class JobManager extends EventEmitter {
     this.jobs.set(id, job);
     if (options.key !== undefined) this.keys.set(options.key, id);
     this.emit("activity");
-    if (this.running < this.maxRunning) this.execute(job, options);
-    else {
-      this.persist(job);
-      this.queue.push({ job, options });
+    const runNow = this.running < this.maxRunning;
+    if (runNow) {
+      record.state = "running";
+      record.startedAt = record.createdAt;
     }
+    this.store.create({ ...record });
+    if (runNow) this.execute(job, options);
+    else this.queue.push({ job, options });
     return job;
   }
 
@@ -218,8 +221,10 @@ export class JobManager extends EventEmitter {
 
   private execute(job: Job, options: StartJobOptions): void {
     this.running++;
-    job.transition("running", { startedAt: new Date().toISOString() });
-    this.persist(job);
+    if (job.state === "queued") {
+      job.transition("running", { startedAt: new Date().toISOString() });
+      this.persist(job);
+    }
     const log = this.options.log.child({ job: job.id, kind: job.record.kind });
     let timer: NodeJS.Timeout | undefined;
     if (options.timeoutMs !== undefined) timer = setTimeout(() => this.stop(job, "timed_out", "SIGTERM", TIMEOUT_GRACE_MS), options.timeoutMs);

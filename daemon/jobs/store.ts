@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { mkdir, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
@@ -39,6 +39,16 @@ export class JobStore {
     return records;
   }
 
+  /**
+   * Writes a new job's first record synchronously, so a job whose id a client has seen survives a
+   * crash (a new file needs no rename: a torn first write is skipped by loadAll).
+   */
+  create(record: JobRecord): void {
+    mkdirSync(this.jobDir(record.id), { recursive: true });
+    writeFileSync(join(this.jobDir(record.id), "job.json"), JSON.stringify(record));
+    this.created.add(record.id);
+  }
+
   /** Schedules a write of this record; a newer save for the same job replaces an unwritten one. */
   save(record: JobRecord): void {
     const queued = this.pending.has(record.id);
@@ -50,8 +60,12 @@ export class JobStore {
   remove(id: string): void {
     this.pending.delete(id);
     this.created.delete(id);
-    const after = this.writing.get(id) ?? Promise.resolve();
-    void after.then(() => rm(this.jobDir(id), { recursive: true, force: true })).catch((err: unknown) => this.log.warn({ err, job: id }, "could not remove job directory"));
+    const inFlight = this.writing.get(id);
+    if (!inFlight) {
+      rmSync(this.jobDir(id), { recursive: true, force: true });
+      return;
+    }
+    void inFlight.then(() => rm(this.jobDir(id), { recursive: true, force: true })).catch((err: unknown) => this.log.warn({ err, job: id }, "could not remove job directory"));
   }
 
   async flush(): Promise<void> {
