@@ -93,10 +93,13 @@ describe("extractArchive: formats", () => {
   it("applies strip to tar entries and skips what it consumes", async () => {
     const dir = await tempDir();
     await sourceTree(dir);
+    const large = Buffer.alloc(700_000, 7); // past the in-memory threshold: streamed to disk
+    await writeFile(join(dir, "pkg-1.0", "large.bin"), large);
     execFileSync("tar", ["-czf", join(dir, "a.tgz"), "-C", dir, "pkg-1.0"]);
     await extractArchive(testContext(), { archive: join(dir, "a.tgz"), dest: join(dir, "out"), strip: 1 });
     await expectTree(join(dir, "out"), "");
-    expect(await listDir(join(dir, "out"))).toEqual(["README", "bin", "docs"]);
+    expect(await listDir(join(dir, "out"))).toEqual(["README", "bin", "docs", "large.bin"]);
+    expect((await readFile(join(dir, "out", "large.bin"))).equals(large)).toBe(true);
   });
 
   it("drops setuid/setgid bits and keeps only rwx", async () => {
@@ -165,6 +168,19 @@ describe("extractArchive: hostile archives leave no trace", () => {
     await expectRefused({ archive: join(dir, "small-claim.zip"), dest: join(dir, "out") }, { entry: "liar.bin", message: /headers lie about its size/ }, ["small-claim.zip"]);
     await writeFile(join(dir, "big-claim.zip"), buildZip([{ name: "liar2.bin", data: Buffer.from("short"), declaredSize: 5000 }]));
     await expectRefused({ archive: join(dir, "big-claim.zip"), dest: join(dir, "out") }, { entry: "liar2.bin", message: /headers lie about its size/ }, ["big-claim.zip", "small-claim.zip"]);
+  });
+
+  it("refuses lying sizes on large (streamed) zip entries too", async () => {
+    const dir = await tempDir();
+    const big = Buffer.alloc(600_000);
+    await writeFile(join(dir, "under.zip"), buildZip([{ name: "under.bin", data: big, declaredSize: 300_000 }]));
+    await expectRefused({ archive: join(dir, "under.zip"), dest: join(dir, "out") }, { entry: "under.bin", message: /headers lie about its size/ }, ["under.zip"]);
+    await writeFile(join(dir, "over.zip"), buildZip([{ name: "over.bin", data: big, declaredSize: 900_000 }]));
+    await expectRefused({ archive: join(dir, "over.zip"), dest: join(dir, "out") }, { entry: "over.bin", message: /headers lie about its size/ }, ["over.zip", "under.zip"]);
+    await writeFile(join(dir, "honest.zip"), buildZip([{ name: "honest.bin", data: big }]));
+    await expectRefused({ archive: join(dir, "honest.zip"), dest: join(dir, "out"), limits: { maxBytes: 500_000 } }, { code: "limit_exceeded", entry: "honest.bin" }, ["honest.zip", "over.zip", "under.zip"]);
+    await extractArchive(testContext(), { archive: join(dir, "honest.zip"), dest: join(dir, "ok") });
+    expect((await readFile(join(dir, "ok", "honest.bin"))).equals(big)).toBe(true);
   });
 
   it("counts inflated bytes against a small limit, in tar.gz and zip", async () => {

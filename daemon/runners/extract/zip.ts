@@ -1,15 +1,22 @@
 import type { Readable } from "node:stream";
+import { inflateRawSync } from "node:zlib";
 import yauzl, { type Entry, type ZipFile } from "yauzl";
 import type { ExtractionBudget } from "./budget.js";
 import { refuseArchive, refuseEntry, safeEntryPath } from "./entry-path.js";
 import { wrapWriteError } from "./tar.js";
 import type { TreeWriter } from "./tree-writer.js";
+import { openWindowedReader } from "./zip-reader.js";
 
 /**
  * Extracts a zip with yauzl: entries are read one at a time (lazyEntries), names are decoded and
  * checked here (not by yauzl, so the refusal names the entry), and yauzl's validateEntrySizes
  * makes an entry whose data inflates to more or fewer bytes than its headers say an error.
+ * Small deflated entries are inflated in one synchronous call with the same size check (and an
+ * output cap of the declared size + 1, so a lying header cannot make it allocate more).
  */
+
+/** Entries whose declared sizes are both at most this are read whole and inflated in one call. */
+const SMALL_ENTRY_BYTES = 256 * 1024;
 
 const S_IFMT = 0o170000;
 const S_IFREG = 0o100000;
@@ -85,11 +92,44 @@ async function extractEntry(zip: ZipFile, entry: Entry, writer: TreeWriter, budg
   }
   if (entry.isEncrypted()) throw refuseEntry(name, "it is encrypted");
   if (entry.compressionMethod !== 0 && entry.compressionMethod !== 8) throw refuseEntry(name, `compression method ${entry.compressionMethod} is not supported (only stored and deflate)`);
-  const data = await openEntry(zip, entry, name);
+  if (entry.compressedSize <= SMALL_ENTRY_BYTES && entry.uncompressedSize <= SMALL_ENTRY_BYTES) {
+    const content = await readSmallEntry(zip, entry, name);
+    budget.addBytes(name, content.length);
+    try {
+      writer.smallFile(rel, content, unixMode || undefined, mtime);
+    } catch (err) {
+      throw describeEntryError(name, err);
+    }
+    return;
+  }
+  const data = await openEntry(zip, entry, name, {});
   await writer.file(rel, data as AsyncIterable<Buffer>, unixMode || undefined, mtime, (n) => budget.addBytes(name, n)).catch((err: unknown) => {
     data.destroy();
     throw describeEntryError(name, err);
   });
+}
+
+/** The whole content of a small entry, inflated synchronously and checked against its declared size. */
+async function readSmallEntry(zip: ZipFile, entry: Entry, name: string): Promise<Buffer> {
+  const raw: Buffer[] = [];
+  const stream = await openEntry(zip, entry, name, entry.isCompressed() ? { decompress: false } : {});
+  for await (const chunk of stream as AsyncIterable<Buffer>) raw.push(chunk);
+  const stored = Buffer.concat(raw);
+  let data = stored;
+  if (entry.isCompressed()) {
+    try {
+      data = inflateRawSync(stored, { maxOutputLength: entry.uncompressedSize + 1 });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ERR_BUFFER_TOO_LARGE") {
+        throw refuseEntry(name, `its headers lie about its size (it inflates past the ${entry.uncompressedSize} bytes declared)`);
+      }
+      throw refuseEntry(name, `its data is damaged (${(err as Error).message})`);
+    }
+  }
+  if (data.length !== entry.uncompressedSize) {
+    throw refuseEntry(name, `its headers lie about its size (${data.length} bytes, ${entry.uncompressedSize} declared)`);
+  }
+  return data;
 }
 
 function describeEntryError(name: string, err: unknown): unknown {
@@ -102,9 +142,13 @@ function describeEntryError(name: string, err: unknown): unknown {
 function openZip(path: string): Promise<ZipFile> {
   return new Promise((resolve, reject) => {
     const options = { lazyEntries: true, autoClose: false, decodeStrings: false, validateEntrySizes: true, strictFileNames: false };
-    yauzl.open(path, options, (err, zip) => {
-      if (err) reject(refuseArchive(`the zip is damaged or truncated (${err.message})`));
-      else resolve(zip);
+    const { reader, size } = openWindowedReader(path);
+    const fromReader = (yauzl as unknown as { fromRandomAccessReader: (r: unknown, size: number, o: object, cb: (err: Error | null, zip: ZipFile) => void) => void }).fromRandomAccessReader;
+    fromReader(reader, size, options, (err, zip) => {
+      if (err) {
+        reader.close(() => undefined);
+        reject(refuseArchive(`the zip is damaged or truncated (${err.message})`));
+      } else resolve(zip);
     });
   });
 }
@@ -126,9 +170,9 @@ function nextEntry(zip: ZipFile): Promise<Entry | null> {
   });
 }
 
-function openEntry(zip: ZipFile, entry: Entry, name: string): Promise<Readable> {
+function openEntry(zip: ZipFile, entry: Entry, name: string, options: { decompress?: boolean }): Promise<Readable> {
   return new Promise((resolve, reject) => {
-    zip.openReadStream(entry, (err, stream) => {
+    zip.openReadStream(entry, options as never, (err, stream) => {
       if (err) reject(describeEntryError(name, err));
       else resolve(stream);
     });
