@@ -1,63 +1,11 @@
 // Benchmarks of prepare: a cached prepare round trip against `nix print-dev-env` on the same flake,
 // and job spawn with a prepared environment against without. Needs a built tree (dist/) and nix.
-import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
-import { HotlineClient } from "../cli/client.js";
-
-export interface BenchRow {
-  name: string;
-  value: number;
-  baseline: number;
-  ratio: number;
-  goal: string;
-}
-
-function repoRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, "package.json"))) {
-    const parent = dirname(dir);
-    if (parent === dir) throw new Error("repository root not found");
-    dir = parent;
-  }
-  return dir;
-}
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
-const round = (n: number, d = 3) => Math.round(n * 10 ** d) / 10 ** d;
-
-async function startDaemon(root: string, dir: string, nixpkgs: string): Promise<{ client: HotlineClient; stop(): Promise<void> }> {
-  const env = { ...process.env, HOME: dir, HOTLINE_STATE_DIR: join(dir, "state"), HOTLINE_CONFIG_DIR: join(dir, "config"), HOTLINE_CACHE_DIR: join(dir, "cache"), HOTLINE_SYSTEM_CONFIG_DIR: join(dir, "etc"), HOTLINE_NIXPKGS: nixpkgs };
-  const proc = spawn(process.execPath, [join(root, "dist/daemon/main.js"), "--port", "0"], { env, stdio: ["ignore", "ignore", "pipe"] });
-  const url = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: proc.stderr! }).on("line", (line) => {
-      try {
-        const r = JSON.parse(line) as { msg?: string; url?: string };
-        if (r.msg === "listening" && r.url) resolve(r.url);
-      } catch {
-        /* not JSON */
-      }
-    });
-    proc.once("exit", (code) => reject(new Error(`daemon exited (${code})`)));
-  });
-  const token = readFileSync(join(dir, "config", "token"), "utf8").trim();
-  const client = await HotlineClient.connect(url, token);
-  return {
-    client,
-    stop: () =>
-      new Promise((resolve) => {
-        client.close();
-        proc.once("exit", () => resolve());
-        proc.kill("SIGTERM");
-      }),
-  };
-}
+import { join } from "node:path";
+import type { HotlineClient } from "../cli/client.js";
+import { type BenchRow, median, ROOT, startBenchDaemon } from "./common.js";
 
 async function waitJob(client: HotlineClient, id: string): Promise<Record<string, unknown>> {
   const { job } = await client.request<{ job: Record<string, unknown> }>("jobs.wait", { job: id, timeoutMs: 120_000 });
@@ -66,15 +14,14 @@ async function waitJob(client: HotlineClient, id: string): Promise<Record<string
 
 /** Runs both prepare benchmarks; rows for the lead's bench runner. */
 export async function benchPrepare(options: { iterations?: number; nixpkgs?: string } = {}): Promise<BenchRow[]> {
-  const root = repoRoot();
-  const nixpkgs = options.nixpkgs ?? `path:${join(root, "test/fixtures/nixpkgs-standin")}`;
+  const nixpkgs = options.nixpkgs ?? `path:${join(ROOT, "test/fixtures/nixpkgs-standin")}`;
   const n = options.iterations ?? 200;
   const dir = mkdtempSync(join(tmpdir(), "hotline-bench-prepare-"));
   const ws = join(dir, "ws");
   const plain = join(dir, "plain");
   mkdirSync(ws);
   mkdirSync(plain);
-  const daemon = await startDaemon(root, dir, nixpkgs);
+  const daemon = await startBenchDaemon({ HOTLINE_NIXPKGS: nixpkgs });
   try {
     const { client } = daemon;
     const params = { workspace: ws, packages: ["hello-a", "tools.greeter", "hooked"] };
@@ -119,18 +66,11 @@ export async function benchPrepare(options: { iterations?: number; nixpkgs?: str
     const withEnv = median(spawnWith);
     const without = median(spawnWithout);
     return [
-      { name: "prepare: cached round trip vs nix print-dev-env (ms, median)", value: round(hit), baseline: round(pde), ratio: round(pde / hit, 1), goal: "value ≤ 5 ms and ratio (speed-up) ≥ 50" },
-      { name: "job spawn with a prepared environment vs without (ms, median)", value: round(withEnv), baseline: round(without), ratio: round(withEnv / without, 3), goal: "ratio ≤ 1.1" },
+      { name: "prepare: cached round trip vs nix print-dev-env", value: hit, baseline: pde, ratio: hit / pde, unit: "ms", goal: "<= 5 ms and >= 50x faster", met: hit <= 5 && pde / hit >= 50 },
+      { name: "job spawn with a prepared environment vs without", value: withEnv, baseline: without, ratio: withEnv / without, unit: "ms", goal: "<= 1.1x", met: withEnv / without <= 1.1 },
     ];
   } finally {
     await daemon.stop();
     rmSync(dir, { recursive: true, force: true });
   }
-}
-
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  benchPrepare().then((rows) => console.table(rows), (err: unknown) => {
-    console.error(err);
-    process.exitCode = 1;
-  });
 }

@@ -1,10 +1,14 @@
 import type { BenchRow } from "./common.js";
 import { coreBenchmarks } from "./core.js";
+import { benchPrepare } from "./prepare.js";
 
 /** `npm run bench`: every benchmark, then one table of medians and ratios. */
 async function main(): Promise<void> {
   const rows: BenchRow[] = [];
-  const suites: Array<[string, () => Promise<BenchRow[]>]> = [["core", coreBenchmarks]];
+  const suites: Array<[string, () => Promise<BenchRow[]>]> = [
+    ["core", coreBenchmarks],
+    ["prepare", () => benchPrepare()],
+  ];
   const only = process.argv[2];
   for (const [name, run] of suites) {
     if (only && only !== name) continue;

@@ -17,8 +17,9 @@ const text = parts.map((f) => readFileSync(join(guideDir, f), "utf8").trimEnd() 
 mkdirSync(join(root, "dist/guide"), { recursive: true });
 writeFileSync(join(root, "dist/guide/guide.md"), text);
 
-let commit = "unknown";
-try {
+// An image build has no .git: it passes the commit in HOTLINE_BUILD_COMMIT instead.
+let commit = process.env.HOTLINE_BUILD_COMMIT || "unknown";
+if (!process.env.HOTLINE_BUILD_COMMIT) try {
   commit = execFileSync("git", ["rev-parse", "HEAD"], { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
 } catch {}
 const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createHash, randomInt } from "node:crypto";
 import { execFileSync } from "node:child_process";
-import { TestDaemon, type Frame, type TestClient } from "./helpers/daemon.js";
+import { TestDaemon, useDaemon, type Frame } from "./helpers/daemon.js";
 
 const BIG = 20 * 1024 * 1024;
 const COMMAND = `seq 1 3000000 | head -c ${BIG}`;
@@ -21,32 +21,21 @@ function contiguous(frames: Frame[], job: string, from: number): { bytes: Buffer
 }
 
 describe("following output", () => {
-  let daemon: TestDaemon;
-  let client: TestClient;
-
-  beforeAll(async () => {
-    daemon = await TestDaemon.start();
-    client = await daemon.client();
-  });
-  afterAll(async () => {
-    await client?.close();
-    await daemon?.stop();
-    daemon?.cleanup();
-  });
+  const t = useDaemon();
 
   it("a follower that disconnects at a random offset and resumes with from gets every byte exactly once", async () => {
     const expected = execFileSync("bash", ["-c", COMMAND], { maxBuffer: BIG * 2 });
     expect(expected.length).toBe(BIG);
-    const { job } = await client.ok("shell", { command: COMMAND });
+    const { job } = await t.client.ok("shell", { command: COMMAND });
 
-    const first = await daemon.client();
+    const first = await t.daemon.client();
     const cut = randomInt(1, BIG - 1);
     await first.ok("jobs.follow", { job: job.id });
     await first.waitFor(() => contiguous(first.frames, job.id, 0).next >= cut, 60_000, `${cut} bytes`);
     first.ws.terminate(); // an abrupt drop, not a polite close
     const part1 = contiguous(first.frames, job.id, 0);
 
-    const second = await daemon.client();
+    const second = await t.daemon.client();
     const resumed = await second.ok("jobs.follow", { job: job.id, from: part1.next });
     expect(resumed.from).toBe(part1.next);
     const exit = await second.waitForExit(job.id, 60_000);
@@ -61,8 +50,8 @@ describe("following output", () => {
   });
 
   it("streams raw bytes in binary frames when asked, with the same offsets", async () => {
-    const { job } = await client.ok("shell", { command: "printf 'text\\n'; printf '\\xff\\x00\\x01' >&2; printf 'more'", wait: 10_000 });
-    const viewer = await daemon.client();
+    const { job } = await t.client.ok("shell", { command: "printf 'text\\n'; printf '\\xff\\x00\\x01' >&2; printf 'more'", wait: 10_000 });
+    const viewer = await t.daemon.client();
     await viewer.ok("jobs.follow", { job: job.id, binary: true });
     const exit = await viewer.waitForExit(job.id);
     const frames = viewer.frames.filter((f) => f.event === "job.output");
@@ -80,39 +69,39 @@ describe("following output", () => {
   });
 
   it("reads output by offset with jobs.output and reports eof", async () => {
-    const { job } = await client.ok("shell", { command: "printf 'abcdefghij'", wait: 10_000 });
-    const a = await client.ok("jobs.output", { job: job.id, from: 0, limit: 4 });
+    const { job } = await t.client.ok("shell", { command: "printf 'abcdefghij'", wait: 10_000 });
+    const a = await t.client.ok("jobs.output", { job: job.id, from: 0, limit: 4 });
     expect(a).toMatchObject({ data: "abcd", from: 0, next: 4, eof: false });
-    const b = await client.ok("jobs.output", { job: job.id, from: a.next });
+    const b = await t.client.ok("jobs.output", { job: job.id, from: a.next });
     expect(b).toMatchObject({ data: "efghij", from: 4, next: 10, eof: true });
   });
 
   it("never splits a UTF-8 character across reads", async () => {
-    const { job } = await client.ok("shell", { command: "printf 'aé€'", wait: 10_000 });
-    const a = await client.ok("jobs.output", { job: job.id, from: 0, limit: 2 });
+    const { job } = await t.client.ok("shell", { command: "printf 'aé€'", wait: 10_000 });
+    const a = await t.client.ok("jobs.output", { job: job.id, from: 0, limit: 2 });
     expect(a).toMatchObject({ data: "a", encoding: "utf8", next: 1 });
-    const b = await client.ok("jobs.output", { job: job.id, from: 1, limit: 4 });
+    const b = await t.client.ok("jobs.output", { job: job.id, from: 1, limit: 4 });
     expect(b).toMatchObject({ data: "é", encoding: "utf8", next: 3 });
   });
 
   it("unfollow stops the events", async () => {
-    const { job } = await client.ok("shell", { command: "echo a; read x; echo b", stdin: true });
-    const viewer = await daemon.client();
+    const { job } = await t.client.ok("shell", { command: "echo a; read x; echo b", stdin: true });
+    const viewer = await t.daemon.client();
     await viewer.ok("jobs.follow", { job: job.id });
     await viewer.waitFor((f) => f.event === "job.output" && f.job === job.id);
     expect((await viewer.ok("jobs.unfollow", { job: job.id })).followed).toBe(true);
-    await client.ok("jobs.input", { job: job.id, data: "\n", eof: true });
-    await client.ok("jobs.wait", { job: job.id, timeoutMs: 10_000 });
+    await t.client.ok("jobs.input", { job: job.id, data: "\n", eof: true });
+    await t.client.ok("jobs.wait", { job: job.id, timeoutMs: 10_000 });
     await viewer.ok("state.info"); // anything the daemon sent before this reply has arrived
     expect(viewer.frames.some((f) => f.event === "job.exit")).toBe(false);
     await viewer.close();
   });
 
   it("sends job.state and job.exit to followers, in order after the output", async () => {
-    const { job } = await client.ok("shell", { command: "read x; echo end", stdin: true });
-    const viewer = await daemon.client();
+    const { job } = await t.client.ok("shell", { command: "read x; echo end", stdin: true });
+    const viewer = await t.daemon.client();
     await viewer.ok("jobs.follow", { job: job.id });
-    await client.ok("jobs.input", { job: job.id, data: "\n", eof: true });
+    await t.client.ok("jobs.input", { job: job.id, data: "\n", eof: true });
     const exit = await viewer.waitForExit(job.id);
     const kinds = viewer.frames.filter((f) => f.job === job.id).map((f) => f.event);
     expect(kinds.indexOf("job.output")).toBeLessThan(kinds.indexOf("job.exit"));

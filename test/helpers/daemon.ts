@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { afterAll, beforeAll } from "vitest";
 import WebSocket from "ws";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -203,4 +204,19 @@ export class TestClient {
       this.ws.close();
     });
   }
+}
+
+/** One daemon and one client for a describe block, started before its tests and stopped after. */
+export function useDaemon(options: StartOptions = {}): { readonly daemon: TestDaemon; readonly client: TestClient } {
+  const ctx = {} as { daemon: TestDaemon; client: TestClient };
+  beforeAll(async () => {
+    ctx.daemon = await TestDaemon.start(options);
+    ctx.client = await ctx.daemon.client();
+  });
+  afterAll(async () => {
+    await ctx.client?.close();
+    await ctx.daemon?.stop();
+    ctx.daemon?.cleanup();
+  });
+  return ctx;
 }
