@@ -49,6 +49,26 @@ describe("following output", () => {
     await second.close();
   });
 
+  it("a stalled follower neither slows the job nor loses bytes once it reads again", async () => {
+    const size = 64 * 1024 * 1024;
+    const command = `seq 1 9000000 | head -c ${size}`;
+    const viewer = await t.daemon.client();
+    const { job } = await t.client.ok("shell", { command });
+    await viewer.ok("jobs.follow", { job: job.id, binary: true });
+    const socket = (viewer.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
+    socket.pause();
+    // The job runs to the end while its only follower reads nothing.
+    const { job: final } = await t.client.ok("jobs.wait", { job: job.id, timeoutMs: 60_000 });
+    expect(final.state).toBe("succeeded");
+    expect(final.outputBytes).toBe(size);
+    socket.resume();
+    const exit = await viewer.waitForExit(job.id, 60_000);
+    expect(exit.next).toBe(size);
+    const expected = execFileSync("bash", ["-c", command], { maxBuffer: size * 2 });
+    expect(createHash("sha256").update(viewer.outputOf(job.id)).digest("hex")).toBe(createHash("sha256").update(expected).digest("hex"));
+    await viewer.close();
+  });
+
   it("streams raw bytes in binary frames when asked, with the same offsets", async () => {
     const { job } = await t.client.ok("shell", { command: "printf 'text\\n'; printf '\\xff\\x00\\x01' >&2; printf 'more'", wait: 10_000 });
     const viewer = await t.daemon.client();
