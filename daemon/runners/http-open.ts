@@ -7,6 +7,8 @@ import { ActionError } from "../../protocol/errors.js";
  */
 
 export const DEFAULT_MAX_REDIRECTS = 10;
+/** How much of a body undici buffers ahead of the reader (its default, 64 KiB, stalls the socket while the disk is busy). */
+const BODY_BUFFER_BYTES = 4 * 1024 * 1024;
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
 export interface OpenOptions {
@@ -61,12 +63,15 @@ export async function openFollowingRedirects(start: URL, opts: OpenOptions): Pro
     chain.push(url);
     const headers: Record<string, string> = { "user-agent": "hotline", ...opts.headers };
     if (opts.authorization && url.origin === opts.authorization.origin) headers.authorization = opts.authorization.value;
-    const res = await request(url, { method: "GET", headers, signal: opts.signal, dispatcher: opts.dispatcher }).catch((err: unknown) => {
+    const res = await request(url, { method: "GET", headers, signal: opts.signal, dispatcher: opts.dispatcher, highWaterMark: BODY_BUFFER_BYTES }).catch((err: unknown) => {
       if (opts.signal.aborted) throw err;
       throw new ActionError("unavailable", `could not reach ${redactUrl(url)}: ${(err as Error).message}`, { path: opts.fieldPath, cause: err });
     });
     const location = headerValue(res.headers, "location");
     if (!REDIRECT_STATUSES.has(res.statusCode) || !location) {
+      // Destroying an unread body (a refusal after the headers) makes undici emit an abort error;
+      // readers see errors through their own iterator, so this listener only keeps that one quiet.
+      res.body.on("error", () => undefined);
       return { url, statusCode: res.statusCode, headers: res.headers, body: res.body };
     }
     await res.body.dump().catch(() => undefined);
