@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes, type Hash } from "node:crypto";
 import { link, lstat, open, rename, rm, stat, unlink, type FileHandle } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
@@ -8,7 +8,6 @@ import type { RunContext } from "./context.js";
 import { chooseDownloadName } from "./download-name.js";
 import { headerValue, openFollowingRedirects, parseHttpUrl, redactUrl, type OpenedResponse } from "./http-open.js";
 import { throttledProgress } from "./progress-throttle.js";
-import { inlineSha256, workerSha256, type Sha256Hasher } from "./sha256-worker.js";
 
 /**
  * Streams one URL to disk: into a temporary file beside the destination while SHA-256 is
@@ -44,8 +43,6 @@ export interface DownloadResult {
 
 const BATCH_BYTES = 1024 * 1024;
 const MAX_QUEUED_BYTES = 8 * 1024 * 1024;
-/** Below this (when the length is known) hashing stays on the main thread. */
-const WORKER_HASH_MIN_BYTES = 16 * 1024 * 1024;
 
 /** Downloads `opts.url` per the rules above; throws ActionError on every refusal or failure. */
 export async function downloadFile(ctx: RunContext, opts: DownloadOptions): Promise<DownloadResult> {
@@ -94,67 +91,58 @@ async function receiveBody(ctx: RunContext, handle: FileHandle, first: OpenedRes
   // Servers often support Range without saying so; only an explicit "none" rules a resume out.
   const rangesAccepted = headerValue(first.headers, "accept-ranges")?.toLowerCase() !== "none";
   let total = contentLength(first);
-  let hasher = hasherFor(total);
+  let hash = createHash("sha256");
   let written = 0;
   let res = first;
-  try {
-    for (let attempt = 0; ; attempt++) {
-      const sink = new BatchedSink(handle, hasher, written);
-      try {
-        for await (const chunk of res.body as AsyncIterable<Buffer>) {
-          await sink.push(chunk);
-          progress.update(sink.received, total);
-        }
-        await sink.drain();
-        written = sink.written;
-        break;
-      } catch (err) {
-        await sink.drain().catch(() => undefined);
-        written = sink.written;
-        if (ctx.signal.aborted || err instanceof ActionError) throw err;
-        if (!rangesAccepted || attempt >= maxRetries) {
-          throw new ActionError("unavailable", `connection to ${redactUrl(res.url)} dropped after ${written} bytes${rangesAccepted ? ` and ${attempt} resume attempts` : " and the server does not accept Range requests"}: ${(err as Error).message}`, { cause: err });
-        }
-        ctx.log.warn({ url: redactUrl(res.url), written, attempt: attempt + 1 }, "download dropped; resuming with Range");
-        await delay((opts.retryDelayMs ?? 250) * (attempt + 1), undefined, { signal: ctx.signal });
-        const headers: Record<string, string> = { ...opts.headers, range: `bytes=${written}-` };
-        if (validator) headers["if-range"] = validator;
-        res = await openFollowingRedirects(res.url, { signal: ctx.signal, headers, maxRedirects: opts.maxRedirects, authorization: opts.authorization, dispatcher: opts.dispatcher });
-        if (res.statusCode === 206 && rangeStart(res) === written) {
-          total = rangeTotal(res) ?? total;
-        } else if (res.statusCode === 200) {
-          // The resource changed (If-Range failed) or the server ignored Range: start over.
-          await handle.truncate(0);
-          hasher.close();
-          written = 0;
-          total = contentLength(res);
-          hasher = hasherFor(total);
-        } else {
-          await res.body.dump().catch(() => undefined);
-          throw statusError(res);
-        }
+  for (let attempt = 0; ; attempt++) {
+    const sink = new BatchedSink(handle, hash, written);
+    try {
+      for await (const chunk of res.body as AsyncIterable<Buffer>) {
+        await sink.push(chunk);
+        progress.update(sink.received, total);
+      }
+      await sink.drain();
+      written = sink.written;
+      break;
+    } catch (err) {
+      await sink.drain().catch(() => undefined);
+      written = sink.written;
+      if (ctx.signal.aborted || err instanceof ActionError) throw err;
+      if (!rangesAccepted || attempt >= maxRetries) {
+        throw new ActionError("unavailable", `connection to ${redactUrl(res.url)} dropped after ${written} bytes${rangesAccepted ? ` and ${attempt} resume attempts` : " and the server does not accept Range requests"}: ${(err as Error).message}`, { cause: err });
+      }
+      ctx.log.warn({ url: redactUrl(res.url), written, attempt: attempt + 1 }, "download dropped; resuming with Range");
+      await delay((opts.retryDelayMs ?? 250) * (attempt + 1), undefined, { signal: ctx.signal });
+      const headers: Record<string, string> = { ...opts.headers, range: `bytes=${written}-` };
+      if (validator) headers["if-range"] = validator;
+      res = await openFollowingRedirects(res.url, { signal: ctx.signal, headers, maxRedirects: opts.maxRedirects, authorization: opts.authorization, dispatcher: opts.dispatcher });
+      if (res.statusCode === 206 && rangeStart(res) === written) {
+        total = rangeTotal(res) ?? total;
+      } else if (res.statusCode === 200) {
+        // The resource changed (If-Range failed) or the server ignored Range: start over.
+        await handle.truncate(0);
+        hash = createHash("sha256");
+        written = 0;
+        total = contentLength(res);
+      } else {
+        await res.body.dump().catch(() => undefined);
+        throw statusError(res);
       }
     }
-    if (total !== null && written !== total) {
-      throw new ActionError("unavailable", `${redactUrl(res.url)} ended after ${written} of ${total} bytes`);
-    }
-    progress.update(written, total);
-    progress.flush();
-    return { size: written, sha256: await hasher.digest() };
-  } finally {
-    hasher.close();
   }
-}
-
-/** Bodies known to be small are hashed inline; anything else on a worker thread. */
-function hasherFor(total: number | null): Sha256Hasher {
-  return total !== null && total < WORKER_HASH_MIN_BYTES ? inlineSha256() : workerSha256();
+  if (total !== null && written !== total) {
+    throw new ActionError("unavailable", `${redactUrl(res.url)} ended after ${written} of ${total} bytes`);
+  }
+  progress.update(written, total);
+  progress.flush();
+  return { size: written, sha256: hash.digest("hex") };
 }
 
 /**
- * Hands chunks, in arrival order and in ~1 MiB batches, to the hasher and to the disk (one write
- * after another) while the network keeps being read; the reader waits only when more than
- * MAX_QUEUED_BYTES are queued for the disk or the hasher is behind, so memory stays bounded.
+ * Hashes chunks in arrival order and hands them to the disk in ~1 MiB batches (one write after
+ * another) while the network keeps being read; the reader waits only when more than
+ * MAX_QUEUED_BYTES are queued for the disk, so memory stays bounded. (Hashing on a worker thread
+ * was measured slower on two cores: the copy to the worker costs more than the overlap gains.)
  */
 class BatchedSink {
   private batch: Buffer[] = [];
@@ -163,7 +151,7 @@ class BatchedSink {
   private queuedBytes = 0;
   constructor(
     private readonly handle: FileHandle,
-    private readonly hasher: Sha256Hasher,
+    private readonly hash: Hash,
     /** Bytes on disk: everything written by completed batches. */
     public written: number,
   ) {}
@@ -176,17 +164,17 @@ class BatchedSink {
   async push(chunk: Buffer): Promise<void> {
     this.batch.push(chunk);
     this.batchBytes += chunk.length;
-    if (this.batchBytes >= BATCH_BYTES) await this.enqueue();
+    if (this.batchBytes >= BATCH_BYTES) this.enqueue();
     if (this.queuedBytes > MAX_QUEUED_BYTES) await this.queue;
   }
 
   /** Writes what is left and waits for every write. */
   async drain(): Promise<void> {
-    await this.enqueue();
+    this.enqueue();
     await this.queue;
   }
 
-  private async enqueue(): Promise<void> {
+  private enqueue(): void {
     if (this.batchBytes === 0) return;
     const buffers = this.batch;
     const bytes = this.batchBytes;
@@ -205,7 +193,7 @@ class BatchedSink {
     });
     // Observed by the next push/drain; this keeps a failed write from counting as unhandled meanwhile.
     this.queue.catch(() => undefined);
-    await this.hasher.update(buffers);
+    for (const b of buffers) this.hash.update(b);
   }
 }
 

@@ -23,7 +23,7 @@ export function decompressedTar(format: Exclude<ArchiveFormat, "zip">, source: R
     case "tar":
       return source;
     case "tar.gz": {
-      const gunzip = createGunzip();
+      const gunzip = createGunzip({ chunkSize: 64 * 1024 });
       source.on("error", (err) => gunzip.destroy(err));
       gunzip.on("close", () => source.destroy());
       return source.pipe(gunzip);

@@ -67,7 +67,7 @@ export async function extractZip(path: string, writer: TreeWriter, budget: Extra
     }
     for (let entry = await nextEntry(zip); entry; entry = await nextEntry(zip)) {
       signal.throwIfAborted();
-      await extractEntry(zip, entry, writer, budget, strip);
+      await extractEntry(zip, entry, writer, budget, strip, signal);
       onProgress(entry.relativeOffsetOfLocalHeader + entry.compressedSize);
     }
   } finally {
@@ -76,7 +76,7 @@ export async function extractZip(path: string, writer: TreeWriter, budget: Extra
   }
 }
 
-async function extractEntry(zip: ZipFile, entry: Entry, writer: TreeWriter, budget: ExtractionBudget, strip: number): Promise<void> {
+async function extractEntry(zip: ZipFile, entry: Entry, writer: TreeWriter, budget: ExtractionBudget, strip: number, signal: AbortSignal): Promise<void> {
   const name = decodeName(entry);
   budget.addEntry(name);
   const unixMode = entry.versionMadeBy >> 8 === UNIX_HOST ? entry.externalFileAttributes >>> 16 : 0;
@@ -103,10 +103,17 @@ async function extractEntry(zip: ZipFile, entry: Entry, writer: TreeWriter, budg
     return;
   }
   const data = await openEntry(zip, entry, name, {});
-  await writer.file(rel, data as AsyncIterable<Buffer>, unixMode || undefined, mtime, (n) => budget.addBytes(name, n)).catch((err: unknown) => {
+  // A cancel must stop a long entry mid-way, not after it.
+  const stop = () => data.destroy(signal.reason instanceof Error ? signal.reason : new Error("cancelled"));
+  signal.addEventListener("abort", stop, { once: true });
+  try {
+    await writer.file(rel, data as AsyncIterable<Buffer>, unixMode || undefined, mtime, (n) => budget.addBytes(name, n));
+  } catch (err) {
     data.destroy();
-    throw describeEntryError(name, err);
-  });
+    throw signal.aborted ? err : describeEntryError(name, err);
+  } finally {
+    signal.removeEventListener("abort", stop);
+  }
 }
 
 /** The whole content of a small entry, inflated synchronously and checked against its declared size. */
