@@ -1,5 +1,5 @@
-import { createHash, randomBytes, type Hash } from "node:crypto";
-import { link, lstat, open, rename, rm, stat, unlink, type FileHandle } from "node:fs/promises";
+import { createHash, randomBytes } from "node:crypto";
+import { lstat, open, rm, type FileHandle } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import type { Dispatcher } from "undici";
@@ -7,6 +7,8 @@ import { ActionError } from "../../protocol/errors.js";
 import type { RunContext } from "./context.js";
 import { chooseDownloadName } from "./download-name.js";
 import { headerValue, openFollowingRedirects, parseHttpUrl, redactUrl, type OpenedResponse } from "./http-open.js";
+import { installDownload, planDestination } from "./download-dest.js";
+import { BatchedSink } from "./download-sink.js";
 import { throttledProgress } from "./progress-throttle.js";
 
 /**
@@ -41,8 +43,6 @@ export interface DownloadResult {
   url: string;
 }
 
-const BATCH_BYTES = 1024 * 1024;
-const MAX_QUEUED_BYTES = 8 * 1024 * 1024;
 
 /** Downloads `opts.url` per the rules above; throws ActionError on every refusal or failure. */
 export async function downloadFile(ctx: RunContext, opts: DownloadOptions): Promise<DownloadResult> {
@@ -73,7 +73,7 @@ export async function downloadFile(ctx: RunContext, opts: DownloadOptions): Prom
         details: { expected, actual: sha256 },
       });
     }
-    await install(temp, path, opts.overwrite ?? false);
+    await installDownload(temp, path, opts.overwrite ?? false);
     return { path, size, sha256, url: redactUrl(res.url) };
   } catch (err) {
     res.body.destroy();
@@ -136,110 +136,6 @@ async function receiveBody(ctx: RunContext, handle: FileHandle, first: OpenedRes
   progress.update(written, total);
   progress.flush();
   return { size: written, sha256: hash.digest("hex") };
-}
-
-/**
- * Hashes chunks in arrival order and hands them to the disk in ~1 MiB batches (one write after
- * another) while the network keeps being read; the reader waits only when more than
- * MAX_QUEUED_BYTES are queued for the disk, so memory stays bounded. (Hashing on a worker thread
- * was measured slower on two cores: the copy to the worker costs more than the overlap gains.)
- */
-class BatchedSink {
-  private batch: Buffer[] = [];
-  private batchBytes = 0;
-  private queue: Promise<void> = Promise.resolve();
-  private queuedBytes = 0;
-  constructor(
-    private readonly handle: FileHandle,
-    private readonly hash: Hash,
-    /** Bytes on disk: everything written by completed batches. */
-    public written: number,
-  ) {}
-
-  /** Bytes received so far, on disk or queued. */
-  get received(): number {
-    return this.written + this.queuedBytes + this.batchBytes;
-  }
-
-  async push(chunk: Buffer): Promise<void> {
-    this.batch.push(chunk);
-    this.batchBytes += chunk.length;
-    if (this.batchBytes >= BATCH_BYTES) this.enqueue();
-    if (this.queuedBytes > MAX_QUEUED_BYTES) await this.queue;
-  }
-
-  /** Writes what is left and waits for every write. */
-  async drain(): Promise<void> {
-    this.enqueue();
-    await this.queue;
-  }
-
-  private enqueue(): void {
-    if (this.batchBytes === 0) return;
-    const buffers = this.batch;
-    const bytes = this.batchBytes;
-    this.batch = [];
-    this.batchBytes = 0;
-    const position = this.written + this.queuedBytes;
-    this.queuedBytes += bytes;
-    this.queue = this.queue.then(async () => {
-      try {
-        await writeAll(this.handle, buffers, position);
-      } catch (err) {
-        throw new ActionError("internal", `writing the download failed: ${(err as Error).message}`, { cause: err });
-      }
-      this.written += bytes;
-      this.queuedBytes -= bytes;
-    });
-    // Observed by the next push/drain; this keeps a failed write from counting as unhandled meanwhile.
-    this.queue.catch(() => undefined);
-    for (const b of buffers) this.hash.update(b);
-  }
-}
-
-async function writeAll(handle: FileHandle, buffers: Buffer[], position: number): Promise<void> {
-  const { bytesWritten } = await handle.writev(buffers, position);
-  const total = buffers.reduce((n, b) => n + b.length, 0);
-  if (bytesWritten < total) await handle.write(Buffer.concat(buffers).subarray(bytesWritten), 0, total - bytesWritten, position + bytesWritten);
-}
-
-interface Destination {
-  dir: string;
-  /** Set when `dest` names the file itself. */
-  file?: string;
-}
-
-/** Decides whether `dest` is a directory to place into or the file path itself, refusing an existing file early. */
-async function planDestination(dest: string, overwrite: boolean): Promise<Destination> {
-  const info = await stat(dest).catch(() => undefined);
-  if (dest.endsWith("/") || info?.isDirectory()) {
-    if (!info?.isDirectory()) throw new ActionError("not_found", `directory ${dest} does not exist; create it first or name a file`, { path: "/dest" });
-    return { dir: dest };
-  }
-  const dir = dirname(dest);
-  if (!(await stat(dir).catch(() => undefined))?.isDirectory()) {
-    throw new ActionError("not_found", `directory ${dir} does not exist; create it first`, { path: "/dest" });
-  }
-  if (info && !overwrite) throw new ActionError("conflict", `${dest} already exists; pass overwrite: true to replace it`, { path: "/dest" });
-  return { dir, file: dest };
-}
-
-/** Moves the finished temp file into place; without overwrite a hard link makes "only if absent" atomic. */
-async function install(temp: string, path: string, overwrite: boolean): Promise<void> {
-  if (overwrite) {
-    if ((await lstat(path).catch(() => undefined))?.isDirectory()) {
-      throw new ActionError("conflict", `${path} is a directory; it is never replaced by a download`, { path: "/dest" });
-    }
-    await rename(temp, path);
-    return;
-  }
-  try {
-    await link(temp, path);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "EEXIST") throw new ActionError("conflict", `${path} already exists; pass overwrite: true to replace it`, { path: "/dest" });
-    throw err;
-  }
-  await unlink(temp);
 }
 
 function normalizeSha256(value: string | undefined): string | undefined {
