@@ -225,6 +225,13 @@ describe("extractArchive: hostile archives leave no trace", () => {
     }
   });
 
+  it.skipIf(!haveXz)("refuses an xz archive whose dictionary is past the decoder's memory limit", async () => {
+    const dir = await tempDir();
+    const tar = await buildTar([{ header: { name: "f" }, data: Buffer.from("x") }]);
+    await writeFile(join(dir, "big-dict.tar.xz"), execFileSync("xz", ["-c", "--lzma2=dict=1536MiB"], { input: tar }));
+    await expectRefused({ archive: join(dir, "big-dict.tar.xz"), dest: join(dir, "out") }, { code: "limit_exceeded", message: /xz dictionary/ }, ["big-dict.tar.xz"]);
+  });
+
   it("refuses a destination that exists", async () => {
     const dir = await tempDir();
     await writeFile(join(dir, "a.tar"), await buildTar([{ header: { name: "f" }, data: Buffer.from("x") }]));

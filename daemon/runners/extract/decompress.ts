@@ -4,11 +4,14 @@ import { createGunzip } from "node:zlib";
 import { Decompress as ZstdDecompress } from "fzstd";
 import xz from "xz-decompress";
 import type { ArchiveFormat } from "./sniff.js";
+import { ZstdWindowGuard } from "./zstd-guard.js";
 
 /**
  * The decompressed tar stream of a tar, tar.gz, tar.xz or tar.zst archive. gzip uses Node's zlib;
  * xz uses xz-decompress (xz-embedded compiled to WASM, pull-based so it follows backpressure);
- * zstd uses fzstd (pure JS). Neither needs a native addon or an external binary.
+ * zstd uses fzstd (pure JS), behind a guard that refuses oversized windows. Neither needs a
+ * native addon or an external binary; xz-decompress has its own dictionary limit (between 64 and
+ * 256 MiB), and an archive over it is refused as damaged.
  */
 
 /**
@@ -42,12 +45,15 @@ export function decompressedTar(format: Exclude<ArchiveFormat, "zip">, source: R
 
 async function* zstdChunks(source: Readable): AsyncGenerator<Uint8Array> {
   const ready: Uint8Array[] = [];
+  const guard = new ZstdWindowGuard();
   const decoder = new ZstdDecompress((chunk) => {
     if (chunk.length > 0) ready.push(chunk);
   });
   for await (const chunk of source as AsyncIterable<Buffer>) {
     for (let i = 0; i < chunk.length; i += ZSTD_SLICE_BYTES) {
-      decoder.push(chunk.subarray(i, i + ZSTD_SLICE_BYTES));
+      const slice = chunk.subarray(i, i + ZSTD_SLICE_BYTES);
+      guard.scan(slice);
+      decoder.push(slice);
       while (ready.length > 0) yield ready.shift()!;
     }
   }

@@ -104,5 +104,7 @@ function explain(err: unknown): unknown {
   const e = err as NodeJS.ErrnoException;
   if (e?.code === "ENOSPC" || e?.code === "EDQUOT") return new ActionError("limit_exceeded", `the disk is full: ${e.message}`, { cause: err });
   if (e?.code && /^E[A-Z]+$/.test(e.code) && e.syscall) return new ActionError("internal", `extraction failed: ${e.message}`, { cause: err });
+  // xz-embedded's XZ_MEMLIMIT_ERROR: the archive asks for a dictionary larger than the decoder allows.
+  if (/get_next_output failed with error code 4\b/.test(e?.message ?? "")) return refuseArchive("its xz dictionary is larger than the decoder allows", "limit_exceeded");
   return refuseArchive(`it is damaged or truncated (${e?.message ?? String(err)})`);
 }
