@@ -15,6 +15,14 @@ const WINDOW_BYTES = 256 * 1024;
 const WINDOWS_KEPT = 4;
 const STREAM_CHUNK_BYTES = 256 * 1024;
 
+/** yauzl's reader interface plus a synchronous ranged read for small entries. */
+export interface WindowedReader {
+  read(buffer: Buffer, offset: number, length: number, position: number, callback: (err: Error | null, bytesRead?: number) => void): void;
+  close(callback: (err?: Error | null) => void): void;
+  /** Exactly `length` bytes at `position`, or fewer at the end of the file. */
+  readRange(position: number, length: number): Buffer;
+}
+
 interface ReaderBase {
   read(buffer: Buffer, offset: number, length: number, position: number, callback: (err: Error | null, bytesRead?: number) => void): void;
   close(callback: (err?: Error | null) => void): void;
@@ -23,13 +31,13 @@ interface ReaderBase {
 const RandomAccessReader = (yauzl as unknown as { RandomAccessReader: new () => ReaderBase }).RandomAccessReader;
 
 /** Opens `path` for yauzl.fromRandomAccessReader; returns the reader and the file's size. */
-export function openWindowedReader(path: string): { reader: ReaderBase; size: number } {
+export function openWindowedReader(path: string): { reader: WindowedReader; size: number } {
   const fd = openSync(path, "r");
   const size = fstatSync(fd).size;
-  return { reader: new WindowedReader(fd, size), size };
+  return { reader: new SyncWindowedReader(fd, size), size };
 }
 
-class WindowedReader extends RandomAccessReader {
+class SyncWindowedReader extends RandomAccessReader implements WindowedReader {
   /** Most recently used last; keyed by the window's aligned start offset. */
   private readonly windows = new Map<number, Buffer>();
   private closed = false;
@@ -71,6 +79,11 @@ class WindowedReader extends RandomAccessReader {
       done += n;
     }
     return done;
+  }
+
+  readRange(position: number, length: number): Buffer {
+    const out = Buffer.allocUnsafe(length);
+    return out.subarray(0, this.copy(out, 0, length, position));
   }
 
   override read(buffer: Buffer, offset: number, length: number, position: number, callback: (err: Error | null, bytesRead?: number) => void): void {

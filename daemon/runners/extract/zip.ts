@@ -5,7 +5,7 @@ import type { ExtractionBudget } from "./budget.js";
 import { refuseArchive, refuseEntry, safeEntryPath } from "./entry-path.js";
 import { wrapWriteError } from "./tar.js";
 import type { TreeWriter } from "./tree-writer.js";
-import { openWindowedReader } from "./zip-reader.js";
+import { openWindowedReader, type WindowedReader } from "./zip-reader.js";
 
 /**
  * Extracts a zip with yauzl: entries are read one at a time (lazyEntries), names are decoded and
@@ -58,7 +58,7 @@ function decodeName(entry: Entry): string {
 
 /** Extracts every entry of the zip at `path` through `writer`; `onProgress` gets compressed bytes passed. */
 export async function extractZip(path: string, writer: TreeWriter, budget: ExtractionBudget, strip: number, signal: AbortSignal, onProgress: (done: number) => void): Promise<void> {
-  const zip = await openZip(path);
+  const { zip, reader } = await openZip(path);
   const abort = () => zip.close();
   signal.addEventListener("abort", abort, { once: true });
   try {
@@ -67,7 +67,7 @@ export async function extractZip(path: string, writer: TreeWriter, budget: Extra
     }
     for (let entry = await nextEntry(zip); entry; entry = await nextEntry(zip)) {
       signal.throwIfAborted();
-      await extractEntry(zip, entry, writer, budget, strip, signal);
+      await extractEntry(zip, reader, entry, writer, budget, strip, signal);
       onProgress(entry.relativeOffsetOfLocalHeader + entry.compressedSize);
     }
   } finally {
@@ -76,7 +76,7 @@ export async function extractZip(path: string, writer: TreeWriter, budget: Extra
   }
 }
 
-async function extractEntry(zip: ZipFile, entry: Entry, writer: TreeWriter, budget: ExtractionBudget, strip: number, signal: AbortSignal): Promise<void> {
+async function extractEntry(zip: ZipFile, reader: WindowedReader, entry: Entry, writer: TreeWriter, budget: ExtractionBudget, strip: number, signal: AbortSignal): Promise<void> {
   const name = decodeName(entry);
   budget.addEntry(name);
   const unixMode = entry.versionMadeBy >> 8 === UNIX_HOST ? entry.externalFileAttributes >>> 16 : 0;
@@ -93,7 +93,7 @@ async function extractEntry(zip: ZipFile, entry: Entry, writer: TreeWriter, budg
   if (entry.isEncrypted()) throw refuseEntry(name, "it is encrypted");
   if (entry.compressionMethod !== 0 && entry.compressionMethod !== 8) throw refuseEntry(name, `compression method ${entry.compressionMethod} is not supported (only stored and deflate)`);
   if (entry.compressedSize <= SMALL_ENTRY_BYTES && entry.uncompressedSize <= SMALL_ENTRY_BYTES) {
-    const content = await readSmallEntry(zip, entry, name);
+    const content = readSmallEntry(reader, entry, name);
     budget.addBytes(name, content.length);
     try {
       writer.smallFile(rel, content, unixMode || undefined, mtime);
@@ -117,11 +117,21 @@ async function extractEntry(zip: ZipFile, entry: Entry, writer: TreeWriter, budg
 }
 
 /** The whole content of a small entry, inflated synchronously and checked against its declared size. */
-async function readSmallEntry(zip: ZipFile, entry: Entry, name: string): Promise<Buffer> {
-  const raw: Buffer[] = [];
-  const stream = await openEntry(zip, entry, name, entry.isCompressed() ? { decompress: false } : {});
-  for await (const chunk of stream as AsyncIterable<Buffer>) raw.push(chunk);
-  const stored = Buffer.concat(raw);
+const LOCAL_HEADER_SIGNATURE = 0x04034b50;
+const LOCAL_HEADER_BYTES = 30;
+
+/**
+ * The whole content of a small entry, read straight from the file (the local header is checked as
+ * yauzl checks it), inflated synchronously and checked against its declared size.
+ */
+function readSmallEntry(reader: WindowedReader, entry: Entry, name: string): Buffer {
+  const header = reader.readRange(entry.relativeOffsetOfLocalHeader, LOCAL_HEADER_BYTES);
+  if (header.length < LOCAL_HEADER_BYTES || header.readUInt32LE(0) !== LOCAL_HEADER_SIGNATURE) {
+    throw refuseEntry(name, "its local header is missing or damaged");
+  }
+  const start = entry.relativeOffsetOfLocalHeader + LOCAL_HEADER_BYTES + header.readUInt16LE(26) + header.readUInt16LE(28);
+  const stored = reader.readRange(start, entry.compressedSize);
+  if (stored.length !== entry.compressedSize) throw refuseEntry(name, "its data runs past the end of the archive");
   let data = stored;
   if (entry.isCompressed()) {
     try {
@@ -146,7 +156,7 @@ function describeEntryError(name: string, err: unknown): unknown {
   return wrapWriteError(name, err);
 }
 
-function openZip(path: string): Promise<ZipFile> {
+function openZip(path: string): Promise<{ zip: ZipFile; reader: WindowedReader }> {
   return new Promise((resolve, reject) => {
     const options = { lazyEntries: true, autoClose: false, decodeStrings: false, validateEntrySizes: true, strictFileNames: false };
     const { reader, size } = openWindowedReader(path);
@@ -155,7 +165,7 @@ function openZip(path: string): Promise<ZipFile> {
       if (err) {
         reader.close(() => undefined);
         reject(refuseArchive(`the zip is damaged or truncated (${err.message})`));
-      } else resolve(zip);
+      } else resolve({ zip, reader });
     });
   });
 }
