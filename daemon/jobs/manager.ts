@@ -58,14 +58,15 @@ export class JobManager extends EventEmitter {
   constructor(private readonly options: JobManagerOptions) {
     super();
     this.maxRunning = options.maxRunningJobs ?? 256;
-    this.store = new JobStore(options.dir, options.log);
+    this.store = new JobStore(options.dir, options.log, OutputLog.INITIAL_FILES);
   }
 
   /** Loads persisted jobs; any that were queued or running when the daemon died become `lost`. */
   restore(): void {
+    void this.store.spares.start();
     for (const record of this.store.loadAll()) {
       const job = new Job(record, this.store.jobDir(record.id));
-      job.log = OutputLog.open(join(job.dir, "output"), this.options.outputCapBytes);
+      job.log = OutputLog.open(job.dir, this.options.outputCapBytes);
       if (!job.finished) {
         job.transition("lost", {
           endedAt: new Date().toISOString(),
@@ -107,7 +108,7 @@ export class JobManager extends EventEmitter {
     if (options.key !== undefined) record.key = options.key;
     if (options.cwd !== undefined) record.cwd = options.cwd;
     const job = new Job(record, dir);
-    job.log = OutputLog.create(join(dir, "output"), this.options.outputCapBytes);
+    job.log = OutputLog.create(dir, this.options.outputCapBytes, (d) => this.store.spares.materialize(d));
     this.jobs.set(id, job);
     if (options.key !== undefined) this.keys.set(options.key, id);
     this.emit("activity");

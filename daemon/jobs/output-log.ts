@@ -39,22 +39,29 @@ export class OutputLog {
   private readonly segmentSize: number;
   private readonly headLimit: number;
 
+  /** The files a fresh log opens first; a directory made ahead of time holds them already. */
+  static readonly INITIAL_FILES: readonly string[] = [segmentName(0), "runs.idx"];
+
+  private dirReady = false;
+
   private constructor(
     private readonly dir: string,
     private readonly capBytes: number,
+    private readonly makeDir: (dir: string) => void = (d) => mkdirSync(d, { recursive: true }),
   ) {
     this.segmentSize = Math.max(4096, Math.min(8 * 1024 * 1024, Math.floor(capBytes / 8)));
     this.headLimit = Math.max(this.segmentSize, Math.floor(capBytes / 2 / this.segmentSize) * this.segmentSize);
   }
 
-  /** A fresh, writable log in `dir`. */
-  static create(dir: string, capBytes: number): OutputLog {
-    return new OutputLog(dir, capBytes);
+  /** A fresh, writable log in `dir`; the directory is made (by `makeDir`) only when the first byte arrives. */
+  static create(dir: string, capBytes: number, makeDir?: (dir: string) => void): OutputLog {
+    return new OutputLog(dir, capBytes, makeDir);
   }
 
   /** Opens an existing log read-only (after a restart, or for a finished job). */
   static open(dir: string, capBytes: number): OutputLog {
     const log = new OutputLog(dir, capBytes);
+    log.dirReady = true;
     let names: string[] = [];
     try {
       names = readdirSync(dir);
@@ -189,7 +196,7 @@ export class OutputLog {
     if (last && this.fd !== undefined && last.length < this.segmentSize) return last;
     if (this.fd !== undefined) closeSync(this.fd);
     const seg = { start: this.end, length: 0 };
-    if (this.segments.length === 0) mkdirSync(this.dir, { recursive: true }); // created lazily: many jobs print nothing
+    this.ensureDir();
     this.segments.push(seg);
     this.fd = openSync(this.segmentPath(seg.start), "a");
     this.evict();
@@ -218,14 +225,24 @@ export class OutputLog {
     rec.writeDoubleLE(this.openRun.start, 0);
     rec.writeDoubleLE(this.openRun.length, 8);
     rec.writeUInt8(STREAM_CODES.indexOf(this.openRun.stream), 16);
-    mkdirSync(this.dir, { recursive: true });
+    this.ensureDir();
     appendFileSync(join(this.dir, "runs.idx"), rec);
     this.openRun = undefined;
   }
 
-  private segmentPath(start: number): string {
-    return join(this.dir, `seg-${String(start).padStart(15, "0")}.log`);
+  private ensureDir(): void {
+    if (this.dirReady) return;
+    this.makeDir(this.dir);
+    this.dirReady = true;
   }
+
+  private segmentPath(start: number): string {
+    return join(this.dir, segmentName(start));
+  }
+}
+
+function segmentName(start: number): string {
+  return `seg-${String(start).padStart(15, "0")}.log`;
 }
 
 function readRuns(path: string): Run[] {
