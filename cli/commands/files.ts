@@ -18,7 +18,7 @@ function humanBytes(n: number): string {
   return `${i === 0 ? v : v.toFixed(1)} ${UNITS[i]}`;
 }
 
-/** "[##########..............]  40%  12.0 MiB / 30.0 MiB  download" — redrawn in place on a TTY. */
+/** "download [##########..............]  40%  12.0 MiB / 30.0 MiB" — redrawn in place on a TTY. */
 function bar(p: Record<string, unknown>): string {
   const done = Number(p.done ?? 0);
   const total = typeof p.total === "number" && p.total > 0 ? p.total : null;
@@ -26,7 +26,8 @@ function bar(p: Record<string, unknown>): string {
   const width = 24;
   const filled = total ? Math.min(width, Math.round((done / total) * width)) : 0;
   const amount = total ? `${String(Math.floor((done / total) * 100)).padStart(3)}%  ${fmt(done)} / ${fmt(total)}` : fmt(done);
-  const line = `${total ? `[${"#".repeat(filled)}${".".repeat(width - filled)}]  ` : ""}${amount}  ${String(p.phase ?? "")}`;
+  const detail = total ? `[${"#".repeat(filled)}${".".repeat(width - filled)}]  ${amount}` : done > 0 ? amount : String(p.message ?? "");
+  const line = `${String(p.phase ?? "")} ${detail}`;
   const columns = process.stderr.columns ?? 100;
   return line.length > columns - 1 ? line.slice(0, columns - 1) : line;
 }
