@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CLI_MAIN, TestDaemon, type TestClient } from "../helpers/daemon.js";
 import { toolAvailable } from "../helpers/tools.js";
 import { STANDIN_REF } from "../nix/helpers.js";
-import { buildTar } from "./archive-builders.js";
+import { createGzip } from "node:zlib";
+import { buildTar, writeZeroTar } from "./archive-builders.js";
 import { serveBytes, startServer } from "./helpers.js";
 
 const BODY = randomBytes(2 * 1024 * 1024);
@@ -122,6 +123,18 @@ describe("files.* through the real daemon", () => {
     const exists = await client.ok("files.extract", { archive: join(dir, "a.tgz"), dest: join(dir, "out"), wait: 30_000 });
     expect(exists.job.error).toMatchObject({ code: "conflict", path: "/dest" });
     expect(readdirSync(dir).sort()).toEqual(["a.tgz", "evil.tar", "out", "src"]);
+  });
+
+  it("cancels an extraction mid-way: the job ends cancelled and no temporary directory is left", async () => {
+    const dir = fresh();
+    await writeZeroTar(join(dir, "zeros.tgz"), "zeros.bin", 600 * 1024 * 1024, createGzip({ level: 1 }));
+    const { job } = await client.ok("files.extract", { archive: join(dir, "zeros.tgz"), dest: join(dir, "out") });
+    await client.ok("jobs.follow", { job: job.id });
+    await client.waitFor((f) => f.event === "job.progress" && f.job === job.id && f.progress.done > 0, 30_000, "extraction progress");
+    await client.ok("jobs.cancel", { job: job.id });
+    const exit = await client.waitForExit(job.id);
+    expect(exit.status.state).toBe("cancelled");
+    expect(readdirSync(dir)).toEqual(["zeros.tgz"]);
   });
 
   it("runs scripts with bash, sh and python3 chosen by parameter, shebang or extension", async () => {
