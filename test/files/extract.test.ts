@@ -138,6 +138,14 @@ describe("extractArchive: hostile archives leave no trace", () => {
     });
   }
 
+  it("refuses entries that clash with earlier ones (a file where a directory must go), naming them", async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, "a.tar"), await buildTar([{ header: { name: "a" }, data: Buffer.from("x") }, { header: { name: "a/b", type: "directory" } }]));
+    await expectRefused({ archive: join(dir, "a.tar"), dest: join(dir, "out") }, { entry: "a/b", message: /clashes with an earlier entry/ }, ["a.tar"]);
+    await writeFile(join(dir, "b.zip"), buildZip([{ name: "d/", unixMode: 0o040755 }, { name: "d", data: Buffer.from("x") }]));
+    await expectRefused({ archive: join(dir, "b.zip"), dest: join(dir, "out") }, { entry: "d", message: /clashes with an earlier entry/ }, ["a.tar", "b.zip"]);
+  });
+
   it("refuses traversal that only appears after strip", async () => {
     const dir = await tempDir();
     await writeFile(join(dir, "a.tar"), await buildTar([{ header: { name: "top/ok" }, data: Buffer.from("x") }, { header: { name: "top/../../x" }, data: Buffer.from("x") }]));

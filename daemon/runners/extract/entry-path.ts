@@ -46,3 +46,12 @@ function normalise(components: string[]): string[] | null {
   }
   return out;
 }
+
+/** File-system failures name the entry being written (a file where a directory is needed, etc.). */
+export function wrapWriteError(entry: string, err: unknown): unknown {
+  const e = err as NodeJS.ErrnoException;
+  if (e && typeof e.code === "string" && /^E[A-Z]+$/.test(e.code) && e.code !== "ENOSPC" && e.code !== "EDQUOT") {
+    return refuseEntry(entry, `it cannot be written (${e.code}: it clashes with an earlier entry)`);
+  }
+  return err;
+}

@@ -2,7 +2,7 @@ import { Transform, type Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { extract as tarExtract, type Header } from "tar-stream";
 import type { ExtractionBudget } from "./budget.js";
-import { refuseEntry, safeEntryPath } from "./entry-path.js";
+import { refuseEntry, safeEntryPath, wrapWriteError } from "./entry-path.js";
 import type { TreeWriter } from "./tree-writer.js";
 
 /**
@@ -48,7 +48,9 @@ export async function extractTarStream(tarStream: Readable, writer: TreeWriter, 
       }
       if (kind === "directory") {
         entry.resume();
-        await writer.directory(rel, h.mode, h.mtime);
+        await writer.directory(rel, h.mode, h.mtime).catch((err: unknown) => {
+          throw wrapWriteError(h.name, err);
+        });
       } else {
         await writer.file(rel, entry as AsyncIterable<Buffer>, h.mode, h.mtime, (n) => budget.addBytes(h.name, n)).catch((err: unknown) => {
           throw wrapWriteError(h.name, err);
@@ -64,13 +66,4 @@ export async function extractTarStream(tarStream: Readable, writer: TreeWriter, 
       throw err;
     }),
   ]);
-}
-
-/** File-system failures name the entry being written (a file where a directory is needed, etc.). */
-export function wrapWriteError(entry: string, err: unknown): unknown {
-  const e = err as NodeJS.ErrnoException;
-  if (e && typeof e.code === "string" && /^E[A-Z]+$/.test(e.code) && e.code !== "ENOSPC" && e.code !== "EDQUOT") {
-    return refuseEntry(entry, `it cannot be written (${e.code}: it clashes with an earlier entry)`);
-  }
-  return err;
 }

@@ -2,8 +2,7 @@ import type { Readable } from "node:stream";
 import { inflateRawSync } from "node:zlib";
 import yauzl, { type Entry, type ZipFile } from "yauzl";
 import type { ExtractionBudget } from "./budget.js";
-import { refuseArchive, refuseEntry, safeEntryPath } from "./entry-path.js";
-import { wrapWriteError } from "./tar.js";
+import { refuseArchive, refuseEntry, safeEntryPath, wrapWriteError } from "./entry-path.js";
 import type { TreeWriter } from "./tree-writer.js";
 import { openWindowedReader, type WindowedReader } from "./zip-reader.js";
 
@@ -87,7 +86,9 @@ async function extractEntry(zip: ZipFile, reader: WindowedReader, entry: Entry, 
   if (rel === null) return;
   const mtime = entry.getLastModDate();
   if (isDir) {
-    await writer.directory(rel, unixMode || undefined, mtime);
+    await writer.directory(rel, unixMode || undefined, mtime).catch((err: unknown) => {
+      throw wrapWriteError(name, err);
+    });
     return;
   }
   if (entry.isEncrypted()) throw refuseEntry(name, "it is encrypted");
