@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import WebSocket from "ws";
-import { type BenchRow, row, startBenchDaemon, timeMedian } from "./common.js";
+import { type BenchRow, row, startBenchDaemon, timeMedian, timePairs } from "./common.js";
 
 /** A raw `ws` server in its own process: echoes text frames, or streams N bytes on request. */
 async function startRawServer(): Promise<{ url: string; stop(): void }> {
@@ -55,13 +55,16 @@ export async function coreBenchmarks(): Promise<BenchRow[]> {
         echoWs.once("message", () => resolve());
         echoWs.send(infoReply);
       });
-    const rawRtt = await timeMedian(2000, 300, echo);
-    const infoRtt = await timeMedian(2000, 300, () => daemon.client.request("state.info"));
+    const [infoRtt, rawRtt] = await timePairs(3000, 300, () => daemon.client.request("state.info"), echo);
     rows.push(row("state.info round trip vs raw ws echo", infoRtt, rawRtt, "ms", "<= 1.3x", (r) => r <= 1.3));
 
     // 2. A job running `true`, start to exit (one request with wait) vs a bare spawn.
-    const bare = await timeMedian(300, 50, () => new Promise((resolve) => spawn("true").once("exit", resolve)));
-    const job = await timeMedian(300, 50, () => daemon.client.request("shell", { command: ["true"], wait: 10_000 }));
+    const [job, bare] = await timePairs(
+      600,
+      50,
+      () => daemon.client.request("shell", { command: ["true"], wait: 10_000 }),
+      () => new Promise((resolve) => spawn("true").once("exit", resolve)),
+    );
     rows.push(row("shell job `true` start→exit vs child_process.spawn", job, bare, "ms", "<= 1.3x", (r) => r <= 1.3));
 
     // 3. 256 MiB of finished job output to one follower vs the same bytes over a raw ws stream.

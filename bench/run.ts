@@ -1,5 +1,6 @@
 import type { BenchRow } from "./common.js";
 import { coreBenchmarks } from "./core.js";
+import { filesBenchmarks } from "./files.js";
 import { benchPrepare } from "./prepare.js";
 
 /** `npm run bench`: every benchmark, then one table of medians and ratios. */
@@ -8,6 +9,7 @@ async function main(): Promise<void> {
   const suites: Array<[string, () => Promise<BenchRow[]>]> = [
     ["core", coreBenchmarks],
     ["prepare", () => benchPrepare()],
+    ["files", () => filesBenchmarks()],
   ];
   const only = process.argv[2];
   for (const [name, run] of suites) {

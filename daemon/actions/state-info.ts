@@ -4,17 +4,23 @@ import { stateInfo } from "../../protocol/actions/state-info.js";
 import { nixSystem, type NixProbe } from "../system.js";
 import { entry } from "./context.js";
 
+/** What never changes while the daemon runs, computed once. */
+const fixed = {
+  name: "hotline" as const,
+  protocolVersion: PROTOCOL_VERSION,
+  node: process.version,
+  system: nixSystem(),
+  user: userInfo().username,
+  pid: process.pid,
+  actions: ACTIONS.map((a) => ({ name: a.name, scope: a.scope, summary: a.summary })),
+};
+
 export default entry(stateInfo, async (_params, { services, connection }) => {
   const nix = (services.extensions.get("nix.probe") as NixProbe | undefined) ?? { available: false, reason: "not probed yet" };
   return {
-    name: "hotline" as const,
+    ...fixed,
     version: services.build.version,
-    protocolVersion: PROTOCOL_VERSION,
     commit: services.build.commit,
-    node: process.version,
-    system: nixSystem(),
-    user: userInfo().username,
-    pid: process.pid,
     startedAt: services.startedAt.toISOString(),
     uptimeMs: Date.now() - services.startedAt.getTime(),
     directories: { state: services.config.stateDir, config: services.config.configDir, cache: services.config.cacheDir },
@@ -23,6 +29,5 @@ export default entry(stateInfo, async (_params, { services, connection }) => {
     idleMs: services.activity.idleMs,
     nix,
     scope: connection.scope,
-    actions: ACTIONS.map((a) => ({ name: a.name, scope: a.scope, summary: a.summary })),
   };
 });

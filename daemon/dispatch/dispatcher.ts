@@ -71,10 +71,15 @@ export class Dispatcher {
     if (!validate(request)) throw toInvalidRequest(name, validate.errors);
     const { id: _id, action: _action, ...params } = request;
     this.services.activity.touch();
+    const services = this.services;
+    let log: ActionContext["log"] | undefined;
     const ctx: ActionContext = {
-      services: this.services,
+      services,
       connection,
-      log: this.services.log.child({ conn: connection.id, action: name }),
+      // A child logger costs more than most handlers; made only for handlers that log.
+      get log() {
+        return (log ??= services.log.child({ conn: connection.id, action: name }));
+      },
       afterReply: (fn) => hooks.push(fn),
     };
     return handler.handler(params as never, ctx);

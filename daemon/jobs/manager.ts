@@ -313,6 +313,7 @@ export class JobManager extends EventEmitter {
       this.jobs.delete(job.id);
       if (job.record.key && this.keys.get(job.record.key) === job.id) this.keys.delete(job.record.key);
       job.removeAllListeners();
+      job.log?.releaseReaders();
       this.store.remove(job.id);
     }
   }

@@ -1,5 +1,6 @@
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeSync, appendFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
+import { forgetReader, readerFd } from "./reader-fds.js";
 import type { OutputStream } from "../../protocol/common.js";
 
 /** A run of consecutive bytes of one stream in the log. */
@@ -11,6 +12,13 @@ interface Run {
 
 interface Segment {
   start: number;
+  length: number;
+}
+
+/** One stretch of a read: `length` bytes of a single stream at a log offset. */
+export interface LogSpan {
+  stream: OutputStream;
+  offset: number;
   length: number;
 }
 
@@ -125,15 +133,16 @@ export class OutputLog {
   }
 
   /**
-   * Reads up to `limit` bytes from `from`, split at stream changes. A `from` inside the omitted
-   * middle moves to the first kept byte; `next` is where the following read should start.
+   * Which bytes a read of up to `limit` bytes from `from` covers, as stretches of one stream each.
+   * A `from` inside the omitted middle moves to the first kept byte; `next` is where the following
+   * read should start. Bytes of other streams than `only` are skipped but still advance `next`.
    */
-  read(from: number, limit: number, only?: OutputStream): { pieces: LogPiece[]; from: number; next: number } {
+  spans(from: number, limit: number, only?: OutputStream): { spans: LogSpan[]; from: number; next: number } {
     let pos = Math.min(from, this.end);
     const firstKept = this.segments.find((s) => s.start + s.length > pos);
     if (firstKept && firstKept.start > pos) pos = firstKept.start;
     const start = pos;
-    const pieces: LogPiece[] = [];
+    const spans: LogSpan[] = [];
     let budget = limit;
     let runIndex = this.findRun(pos);
     while (budget > 0 && pos < this.end && runIndex < this.runs.length) {
@@ -147,37 +156,52 @@ export class OutputLog {
       if (!segment) break; // evicted while reading: the caller retries from `next`
       const n = Math.min(budget, runEnd - pos, segment.start + segment.length - pos);
       if (only === undefined || run.stream === only) {
-        const data = this.readBytes(segment, pos, n);
-        const prev = pieces.at(-1);
-        if (prev && prev.stream === run.stream && prev.offset + prev.data.length === pos) prev.data = Buffer.concat([prev.data, data]);
-        else pieces.push({ stream: run.stream, offset: pos, data });
+        const prev = spans.at(-1);
+        if (prev && prev.stream === run.stream && prev.offset + prev.length === pos) prev.length += n;
+        else spans.push({ stream: run.stream, offset: pos, length: n });
         budget -= n;
       }
       pos += n;
     }
-    return { pieces, from: start, next: pos };
+    return { spans, from: start, next: pos };
+  }
+
+  /** Reads `length` log bytes at `offset` into `target` at `at`; returns how many it read. */
+  readInto(target: Buffer, at: number, offset: number, length: number): number {
+    let got = 0;
+    while (got < length) {
+      const pos = offset + got;
+      const segment = this.segments.find((s) => s.start <= pos && pos < s.start + s.length);
+      if (!segment) break;
+      const want = Math.min(length - got, segment.start + segment.length - pos);
+      const r = readSync(readerFd(this.segmentPath(segment.start)), target, at + got, want, pos - segment.start);
+      if (r === 0) break;
+      got += r;
+    }
+    return got;
+  }
+
+  /** spans() with the bytes read. */
+  read(from: number, limit: number, only?: OutputStream): { pieces: LogPiece[]; from: number; next: number } {
+    const { spans, from: start, next } = this.spans(from, limit, only);
+    const pieces = spans.map((span) => {
+      const data = Buffer.allocUnsafe(span.length);
+      const got = this.readInto(data, 0, span.offset, span.length);
+      return { stream: span.stream, offset: span.offset, data: got === span.length ? data : data.subarray(0, got) };
+    });
+    return { pieces, from: start, next };
+  }
+
+  /** Closes the cached read descriptors of this log's segments (before its directory is deleted). */
+  releaseReaders(): void {
+    for (const s of this.segments) forgetReader(this.segmentPath(s.start));
   }
 
   /** Deletes the log's files (retention). */
   destroy(): void {
     this.close();
+    for (const s of this.segments) forgetReader(this.segmentPath(s.start));
     rmSync(this.dir, { recursive: true, force: true });
-  }
-
-  private readBytes(segment: Segment, pos: number, n: number): Buffer {
-    const buf = Buffer.allocUnsafe(n);
-    const fd = openSync(this.segmentPath(segment.start), "r");
-    try {
-      let got = 0;
-      while (got < n) {
-        const r = readSync(fd, buf, got, n - got, pos - segment.start + got);
-        if (r === 0) break;
-        got += r;
-      }
-      return got === n ? buf : buf.subarray(0, got);
-    } finally {
-      closeSync(fd);
-    }
   }
 
   private findRun(pos: number): number {
@@ -212,6 +236,7 @@ export class OutputLog {
       if (victimIndex < 0 || victimIndex === this.segments.length - 1) return;
       const [victim] = this.segments.splice(victimIndex, 1);
       kept -= victim!.length;
+      forgetReader(this.segmentPath(victim!.start));
       rmSync(this.segmentPath(victim!.start), { force: true });
       const firstKept = this.segments[victimIndex]!.start;
       // Runs wholly inside the omitted middle are no longer needed in memory.

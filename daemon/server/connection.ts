@@ -6,8 +6,8 @@ import type { ConnectionState } from "../actions/context.js";
 import type { Dispatcher } from "../dispatch/dispatcher.js";
 import type { Follower, FollowSink } from "../jobs/follow.js";
 
-const HIGH_WATER = 8 * 1024 * 1024;
-const LOW_WATER = 2 * 1024 * 1024;
+const HIGH_WATER = 4 * 1024 * 1024;
+const LOW_WATER = 3 * 1024 * 1024;
 
 /**
  * One client socket: frames in go to the dispatcher (many in flight at once), frames out are
@@ -49,20 +49,16 @@ export class Connection implements FollowSink {
     this.track(text.length, (done) => this.ws.send(text, done));
   }
 
-  sendBinary(header: object, data: Buffer): void {
-    if (this.ws.readyState !== this.ws.OPEN) return;
-    const head = Buffer.from(JSON.stringify(header));
-    const frame = Buffer.allocUnsafe(4 + head.length + data.length);
-    frame.writeUInt32BE(head.length, 0);
-    head.copy(frame, 4);
-    data.copy(frame, 4 + head.length);
-    this.track(frame.length, (done) => this.ws.send(frame, { binary: true }, done));
+  sendBinary(frame: Buffer, sent?: () => void): void {
+    if (this.ws.readyState !== this.ws.OPEN) return sent?.();
+    this.track(frame.length, (done) => this.ws.send(frame, { binary: true }, done), sent);
   }
 
-  private track(bytes: number, write: (done: (err?: Error) => void) => void): void {
+  private track(bytes: number, write: (done: (err?: Error) => void) => void, sent?: () => void): void {
     this.inflight += bytes;
     write((err) => {
       this.inflight -= bytes;
+      sent?.();
       if (err) return;
       if (this.inflight <= LOW_WATER && this.drainWaiters.length) {
         const waiters = this.drainWaiters;
