@@ -81,7 +81,7 @@ export async function startBenchDaemon(extraEnv: Record<string, string> = {}, ar
     HOTLINE_LOG_LEVEL: "warn",
     ...extraEnv,
   };
-  const proc = spawn(process.execPath, [...nodeArgs, join(ROOT, "dist/daemon/main.js"), "--port", "0", "--log-level", "info", ...args], { env, stdio: ["ignore", "ignore", "pipe"] });
+  const proc = spawn(process.execPath, ["--max-semi-space-size=1", ...nodeArgs, join(ROOT, "dist/daemon/main.js"), "--port", "0", "--log-level", "info", ...args], { env, stdio: ["ignore", "ignore", "pipe"] });
   const url = await new Promise<string>((resolve, reject) => {
     createInterface({ input: proc.stderr! }).on("line", (line) => {
       try {

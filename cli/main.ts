@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=1
 import { parseArgs } from "node:util";
 import { loadConfig } from "../daemon/config.js";
 import { discover, HotlineClient, RequestFailed } from "./client.js";

@@ -1,6 +1,5 @@
 import { dirname } from "node:path";
 import { filesExtract } from "../../protocol/actions/files-extract.js";
-import { extractArchive } from "../runners/extract/index.js";
 import { entry } from "./context.js";
 import { startFileJob } from "./files-job.js";
 
@@ -14,9 +13,14 @@ export default entry(filesExtract, async (params, ctx) =>
       timeoutMs: params.timeoutMs,
       wait: params.wait,
       cwd: dirname(params.dest),
-      work: async (jobCtx) => ({ ...(await extractArchive(jobCtx, { archive: params.archive, dest: params.dest, format: params.format, strip: params.strip })) }),
+      work: async (jobCtx) => ({ ...(await (await loadExtractor())(jobCtx, { archive: params.archive, dest: params.dest, format: params.format, strip: params.strip })) }),
       summary: (r) => `extracted ${String(r.entries)} entries (${String(r.bytes)} bytes, ${String(r.format)}) to ${String(r.dest)}`,
     },
     ctx,
   ),
 );
+
+/** The archive decoders (tar-stream, yauzl, fzstd, xz WASM) load with the first extraction, not at start-up. */
+async function loadExtractor(): Promise<typeof import("../runners/extract/index.js").extractArchive> {
+  return (await import("../runners/extract/index.js")).extractArchive;
+}

@@ -5,7 +5,6 @@ import { ActionError } from "../../protocol/errors.js";
 import { composeJobEnvironment } from "../environment/job-env.js";
 import type { JobOutcome } from "../jobs/manager.js";
 import { startProcess, type ProcessExit } from "../runners/process.js";
-import { startPty } from "../runners/pty.js";
 import type { ActionContext } from "./context.js";
 import { inlineOutput } from "./inline-output.js";
 
@@ -61,7 +60,8 @@ export async function startProcessJob(req: ProcessJobRequest, ctx: ActionContext
       // Resolved at spawn time so a prepare that finishes while the job waits in the queue applies.
       const env = composeJobEnvironment(services.baseEnv, services.env.resolver.resolve(cwd), req.env);
       const spec = { argv: req.argv, cwd, env, stdin: req.stdin };
-      const started = req.pty ? startPty({ ...spec, ...req.pty }, jobCtx) : startProcess(spec, jobCtx);
+      // node-pty loads with the first terminal: most daemons never open one.
+      const started = req.pty ? (await import("../runners/pty.js")).startPty({ ...spec, ...req.pty }, jobCtx) : startProcess(spec, jobCtx);
       jobCtx.setControl(started.control);
       return outcomeOf(await started.done);
     },

@@ -31,6 +31,7 @@ export function composeJobEnvironment(
   workspace: WorkspaceEnvironment | null,
   own: Record<string, string> | undefined,
 ): Record<string, string> {
+  if (!workspace && !own) return base; // spawn only reads it
   const env: Record<string, string> = { ...base, ...(workspace?.set ?? {}), ...(own ?? {}) };
   for (const [name, fragments] of Object.entries(workspace?.prepend ?? {})) env[name] = joinPathList(fragments, env[name]);
   return env;

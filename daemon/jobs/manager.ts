@@ -9,6 +9,7 @@ import { newJobId } from "./ids.js";
 import { Job, type JobControl, type JobRecord } from "./job.js";
 import { OutputLog } from "./output-log.js";
 import { JobStore } from "./store.js";
+import { collectYoungGarbage } from "../util/young-gc.js";
 
 export interface JobContext extends RunContext {
   id: string;
@@ -41,6 +42,8 @@ export interface JobManagerOptions {
 }
 
 const TIMEOUT_GRACE_MS = 2000;
+/** Output bytes (of all jobs) between two young-generation collections; see collectYoungGarbage. */
+const COLLECT_EVERY_BYTES = 4 * 1024 * 1024;
 const PROGRESS_PERSIST_MS = 1000;
 
 /**
@@ -54,6 +57,8 @@ export class JobManager extends EventEmitter {
   private running = 0;
   private readonly maxRunning: number;
   private readonly store: JobStore;
+  private finishedCount = 0;
+  private outputSinceCollection = 0;
 
   constructor(private readonly options: JobManagerOptions) {
     super();
@@ -64,7 +69,7 @@ export class JobManager extends EventEmitter {
   /** Loads persisted jobs; any that were queued or running when the daemon died become `lost`. */
   restore(): void {
     void this.store.spares.start();
-    for (const record of this.store.loadAll()) {
+    for (const record of this.store.loadAll().sort((a, b) => (a.id < b.id ? -1 : 1))) {
       const job = new Job(record, this.store.jobDir(record.id));
       job.log = OutputLog.open(job.dir, this.options.outputCapBytes);
       if (!job.finished) {
@@ -75,6 +80,7 @@ export class JobManager extends EventEmitter {
         this.persist(job);
       }
       this.jobs.set(record.id, job);
+      this.finishedCount++;
       if (record.key) this.keys.set(record.key, record.id);
     }
     this.enforceRetention();
@@ -235,7 +241,13 @@ export class JobManager extends EventEmitter {
       signal: job.abort.signal,
       log,
       output: (stream, data) => {
-        job.writeOutput(stream, typeof data === "string" ? Buffer.from(data) : data);
+        const bytes = typeof data === "string" ? Buffer.from(data) : data;
+        job.writeOutput(stream, bytes);
+        this.outputSinceCollection += bytes.length;
+        if (this.outputSinceCollection >= COLLECT_EVERY_BYTES) {
+          this.outputSinceCollection = 0;
+          collectYoungGarbage();
+        }
         this.emit("activity");
       },
       progress: (update) => this.updateProgress(job, update),
@@ -263,6 +275,7 @@ export class JobManager extends EventEmitter {
   }
 
   private finish(job: Job, outcome: JobOutcome): void {
+    if (job.finished) return; // ends exactly once
     const wasRunning = job.state === "running";
     const fields: Partial<JobRecord> = { endedAt: new Date().toISOString() };
     if (outcome.exitCode !== undefined) fields.exitCode = outcome.exitCode;
@@ -276,6 +289,7 @@ export class JobManager extends EventEmitter {
     }
     job.log?.close();
     job.transition(state, fields);
+    this.finishedCount++;
     this.persist(job);
     if (wasRunning) this.running--;
     job.emit("end");
@@ -306,10 +320,15 @@ export class JobManager extends EventEmitter {
 
   /** Keeps the newest `retainJobs` finished jobs; the oldest go first. */
   private enforceRetention(): void {
-    const finished = [...this.jobs.values()].filter((j) => FINAL_STATES.includes(j.state)).sort((a, b) => (a.id < b.id ? -1 : 1));
-    let excess = finished.length - this.options.retainJobs;
-    for (const job of finished) {
-      if (excess-- <= 0) break;
+    let excess = this.finishedCount - this.options.retainJobs;
+    if (excess <= 0) return;
+    // The table is a Map in creation order (restore inserts in id order), so the first finished
+    // jobs met are the oldest.
+    for (const job of this.jobs.values()) {
+      if (excess <= 0) break;
+      if (!job.finished) continue;
+      excess--;
+      this.finishedCount--;
       this.jobs.delete(job.id);
       if (job.record.key && this.keys.get(job.record.key) === job.id) this.keys.delete(job.record.key);
       job.removeAllListeners();
@@ -317,4 +336,5 @@ export class JobManager extends EventEmitter {
       this.store.remove(job.id);
     }
   }
+
 }

@@ -1,4 +1,4 @@
-import { request, type Dispatcher } from "undici";
+import type { Dispatcher } from "undici";
 import { ActionError } from "../../protocol/errors.js";
 
 /**
@@ -57,6 +57,9 @@ export function headerValue(headers: OpenedResponse["headers"], name: string): s
 /** GETs `start`, following at most `maxRedirects` redirects; the returned body is unread. */
 export async function openFollowingRedirects(start: URL, opts: OpenOptions): Promise<OpenedResponse> {
   const maxRedirects = opts.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
+  // Loaded on first use: undici adds ~20 MB to a daemon that may never download, and every
+  // megabyte the daemon holds makes each process spawn (fork) slower.
+  const { request } = await import("undici");
   const chain: URL[] = [];
   let url = start;
   for (;;) {

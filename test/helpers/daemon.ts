@@ -9,6 +9,8 @@ import WebSocket from "ws";
 const ROOT = new URL("../../", import.meta.url).pathname;
 export const DAEMON_MAIN = join(ROOT, "dist/daemon/main.js");
 export const CLI_MAIN = join(ROOT, "dist/cli/main.js");
+/** The node flags every launcher gives the daemon (package.json start, the CLI's shebang, image/install.sh). */
+export const DAEMON_NODE_FLAGS = ["--max-semi-space-size=1"];
 
 export interface DaemonDirs {
   root: string;
@@ -46,7 +48,7 @@ export class TestDaemon {
 
   static async start(options: StartOptions = {}): Promise<TestDaemon> {
     const dirs = options.dirs ?? newDirs();
-    const proc = spawn(process.execPath, [DAEMON_MAIN, "--port", "0", ...(options.args ?? [])], {
+    const proc = spawn(process.execPath, [...DAEMON_NODE_FLAGS, DAEMON_MAIN, "--port", "0", ...(options.args ?? [])], {
       env: {
         ...process.env,
         HOME: dirs.home,
