@@ -13,6 +13,8 @@ const USAGE = `hotline — the in-sandbox agent daemon and its CLI
   hotline status JOB                          one job's status
   hotline tail [-f] [--from N] JOB            print a job's output (-f: follow until it ends)
   hotline cancel JOB                          cancel a job (its whole process group)
+  hotline prepare [--workspace DIR] [--flake REF] [--update-lock] [PKG…]   a Nix environment for a workspace
+  hotline env [DIR]                           the environment a job in DIR would get
   hotline download URL|--github OWNER/NAME [--tag T] --asset GLOB [--dest P] [--sha256 H] [--overwrite]
   hotline extract ARCHIVE DEST [--strip N] [--format F]   unpack into a new directory, refusing unsafe entries
   hotline run SCRIPT [--interpreter bash|sh|python3] [--cwd D] [-- ARGS…]   run a script as a job

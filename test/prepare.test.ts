@@ -1,8 +1,8 @@
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { TestDaemon, type Frame, type TestClient } from "./helpers/daemon.js";
+import { CLI_MAIN, TestDaemon, type Frame, type TestClient } from "./helpers/daemon.js";
 import { toolAvailable } from "./helpers/tools.js";
 import { cleanup, repoFlakeWorkspace, STANDIN, STANDIN_REF, tempDir } from "./nix/helpers.js";
 
@@ -179,6 +179,22 @@ describe.skipIf(!hasNix)("prepare through the daemon (real nix, offline stand-in
     const last = Date.parse(ja.endedAt) > Date.parse(jc.endedAt) ? "hello-a" : "hello-b";
     expect(spec.packages).toEqual([last]);
     expect(await run(ws, `${last}`)).toBe(`${last} from standin 1`);
+  });
+
+  it("CLI: hotline prepare prepares, and hotline env shows what a job there gets", () => {
+    const ws = workspace();
+    const cli = (...args: string[]) => spawnSync(process.execPath, [CLI_MAIN, ...args], { env: daemon.cliEnv, encoding: "utf8", timeout: 60_000 });
+    const prep = cli("prepare", "--workspace", ws, "hello-b", "--json");
+    expect(prep.status, prep.stderr).toBe(0);
+    expect(JSON.parse(prep.stdout.trim().split("\n").at(-1)!).state).toBe("succeeded");
+    const again = cli("prepare", "--workspace", ws, "hello-b", "--json");
+    expect(JSON.parse(again.stdout).ready).toBe(true);
+    const env = cli("env", ws, "--json");
+    expect(env.status, env.stderr).toBe(0);
+    const vars = JSON.parse(env.stdout) as Record<string, string>;
+    expect(vars.PATH!.split(":")[0]).toMatch(/^\/nix\/store\//);
+    expect(vars.IN_NIX_SHELL).toBe("impure");
+    expect(Object.keys(vars).some((k) => k.startsWith("HOTLINE_"))).toBe(false);
   });
 
   it("cancels mid-build without leaving the builder running; the old environment stays", async () => {
