@@ -64,6 +64,20 @@ export const JobStatus = Type.Object({
 });
 export type JobStatus = Static<typeof JobStatus>;
 
+/** Fields of every action that starts a job: an idempotency key, and how long to wait for its end. */
+export const JobStartOptions = {
+  key: Type.Optional(IdempotencyKey),
+  wait: Type.Optional(Type.Integer({ minimum: 0, maximum: 600000, description: "wait up to this many ms for the job to end before replying" })),
+};
+
+/** A job's own deadline, for actions whose jobs take one. */
+export const JobDeadline = {
+  timeoutMs: Type.Optional(Type.Integer({ minimum: 1, maximum: 7 * 24 * 3600 * 1000 })),
+};
+
+/** The reply of an action that started a job (its result is in job.result once it succeeded). */
+export const JobStartResult = Type.Object({ job: JobStatus });
+
 /** A bounded slice of a job's output returned inline (head + tail when it is too long). */
 export const InlineOutput = Type.Object({
   data: Type.String(),

@@ -1,16 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { defineAction } from "../define.js";
-import { AbsolutePath, IdempotencyKey, JobStatus } from "../common.js";
-
-/** Fields every files.* job shares with shell: a deadline, an idempotency key, and an optional wait. */
-export const FileJobOptions = {
-  timeoutMs: Type.Optional(Type.Integer({ minimum: 1, maximum: 7 * 24 * 3600 * 1000 })),
-  wait: Type.Optional(Type.Integer({ minimum: 0, maximum: 600000 })),
-  key: Type.Optional(IdempotencyKey),
-};
-
-/** Reply of files.download and files.extract: the job (finished, with `result`, when `wait` saw it end). */
-export const FileJobResult = Type.Object({ job: JobStatus });
+import { AbsolutePath, JobDeadline, JobStartOptions, JobStartResult } from "../common.js";
 
 export const filesDownload = defineAction({
   name: "files.download",
@@ -32,9 +22,10 @@ export const filesDownload = defineAction({
       dest: AbsolutePath,
       sha256: Type.Optional(Type.String({ pattern: "^(sha256:)?[0-9a-fA-F]{64}$" })),
       overwrite: Type.Optional(Type.Boolean()),
-      ...FileJobOptions,
+      ...JobDeadline,
+      ...JobStartOptions,
     },
     { additionalProperties: false },
   ),
-  result: FileJobResult,
+  result: JobStartResult,
 });

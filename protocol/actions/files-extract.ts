@@ -1,7 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { defineAction } from "../define.js";
-import { AbsolutePath } from "../common.js";
-import { FileJobOptions, FileJobResult } from "./files-download.js";
+import { AbsolutePath, JobDeadline, JobStartOptions, JobStartResult } from "../common.js";
 
 export const filesExtract = defineAction({
   name: "files.extract",
@@ -13,9 +12,10 @@ export const filesExtract = defineAction({
       dest: AbsolutePath,
       format: Type.Optional(Type.Union([Type.Literal("tar"), Type.Literal("tar.gz"), Type.Literal("tar.xz"), Type.Literal("tar.zst"), Type.Literal("zip")])),
       strip: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
-      ...FileJobOptions,
+      ...JobDeadline,
+      ...JobStartOptions,
     },
     { additionalProperties: false },
   ),
-  result: FileJobResult,
+  result: JobStartResult,
 });

@@ -1,16 +1,15 @@
 import { Type } from "@sinclair/typebox";
 import { defineAction } from "../define.js";
-import { AbsolutePath, EnvMap, IdempotencyKey, InlineOutput, JobStatus } from "../common.js";
+import { AbsolutePath, EnvMap, InlineOutput, JobDeadline, JobStartOptions, JobStatus } from "../common.js";
 
 /** The process-job fields shared by `shell` and `files.run`. */
 export const ProcessOptions = {
   cwd: Type.Optional(AbsolutePath),
   env: Type.Optional(EnvMap),
-  timeoutMs: Type.Optional(Type.Integer({ minimum: 1, maximum: 7 * 24 * 3600 * 1000 })),
+  ...JobDeadline,
   stdin: Type.Optional(Type.Union([Type.String({ maxLength: 1048576 }), Type.Boolean()])),
   pty: Type.Optional(Type.Object({ cols: Type.Integer({ minimum: 1, maximum: 1000 }), rows: Type.Integer({ minimum: 1, maximum: 1000 }) }, { additionalProperties: false })),
-  wait: Type.Optional(Type.Integer({ minimum: 0, maximum: 600000 })),
-  key: Type.Optional(IdempotencyKey),
+  ...JobStartOptions,
 };
 
 /** Reply of every action that starts a process job: the status, plus the output when `wait` saw it end. */
