@@ -1,0 +1,53 @@
+import { describe, expect, it } from "vitest";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+
+const ROOT = new URL("../", import.meta.url).pathname;
+
+function sources(dir: string): string[] {
+  return readdirSync(join(ROOT, dir)).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(join(ROOT, path)).isDirectory()) return sources(path);
+    return path.endsWith(".ts") && !path.endsWith(".test.ts") ? [path] : [];
+  });
+}
+
+/** Repository-relative paths a file imports (static and dynamic), without the .js suffix. */
+function localImports(file: string): string[] {
+  const text = readFileSync(join(ROOT, file), "utf8");
+  const specs = [...text.matchAll(/(?:from|import)\s*\(?\s*"(\.{1,2}\/[^"]+)"/g)].map((m) => m[1]!);
+  return specs.map((s) => relative(ROOT, resolve(ROOT, dirname(file), s)).replace(/\.js$/, ""));
+}
+
+/** Folder → folders it must never import (the dependency direction of README's architecture table). */
+const FORBIDDEN: Record<string, string[]> = {
+  "protocol/": ["daemon/", "cli/", "bench/", "test/"],
+  "daemon/jobs/": ["daemon/actions/", "daemon/dispatch/", "daemon/server/", "daemon/nix/", "daemon/workspace/", "daemon/main"],
+  "daemon/runners/": ["daemon/jobs/", "daemon/actions/", "daemon/dispatch/", "daemon/server/", "daemon/nix/", "daemon/workspace/", "daemon/main"],
+  "daemon/nix/": ["daemon/actions/", "daemon/dispatch/", "daemon/server/", "daemon/main"],
+  "daemon/workspace/": ["daemon/actions/", "daemon/dispatch/", "daemon/server/", "daemon/main"],
+  "daemon/actions/": ["daemon/dispatch/", "daemon/server/", "daemon/main"],
+  "daemon/dispatch/": ["daemon/server/", "daemon/main"],
+  "daemon/server/": ["daemon/main"],
+};
+
+describe("dependencies point one way", () => {
+  const files = [...sources("protocol"), ...sources("daemon"), ...sources("cli")];
+
+  it.each(Object.keys(FORBIDDEN))("%s imports nothing it must not", (folder) => {
+    const violations = files
+      .filter((f) => f.startsWith(folder))
+      .flatMap((f) => localImports(f).filter((target) => FORBIDDEN[folder]!.some((bad) => target.startsWith(bad))).map((target) => `${f} → ${target}`));
+    expect(violations).toEqual([]);
+  });
+
+  it("sees static and dynamic imports (so the rules above can fail)", () => {
+    expect(localImports("daemon/main.ts")).toContain("daemon/server/server");
+    expect(localImports("cli/main.ts")).toContain("daemon/main");
+  });
+
+  it("only the CLI's `hotline daemon` reaches daemon/main", () => {
+    const importers = files.filter((f) => localImports(f).includes("daemon/main"));
+    expect(importers).toEqual(["cli/main.ts"]);
+  });
+});
