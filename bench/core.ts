@@ -13,7 +13,7 @@ async function startRawServer(): Promise<{ url: string; stop(): void }> {
       const text = data.toString();
       if (!text.startsWith("stream:")) return ws.send(text);
       let left = Number(text.slice(7));
-      const chunk = Buffer.alloc(256 * 1024, 97);
+      const chunk = Buffer.alloc(1024 * 1024, 97); // the frame size followers use
       const pump = () => {
         while (left > 0) {
           const n = Math.min(left, chunk.length);

@@ -13,17 +13,17 @@ export interface FollowSink {
   onDrain(callback: () => void): void;
 }
 
-const READ_CHUNK = 256 * 1024;
+const READ_CHUNK = 1024 * 1024;
 
 const FRAME_BYTES = READ_CHUNK + 512;
-const POOL_MAX = 32;
+const POOL_MAX = 8;
 const framePool: Buffer[] = [];
 
 /**
  * A binary output frame: a 4-byte big-endian header length, the header as JSON, then `length`
  * raw bytes that `fill` writes at the offset it is given (straight from disk, with no extra copy).
- * Frames of a full read come from a pool of at most 32 buffers (8 MiB), returned by `release`
- * once sent: fresh 256 KiB buffers cost page faults and GC work on every frame.
+ * Frames of a full read come from a pool of at most 8 buffers (8 MiB), returned by `release`
+ * once sent: fresh 1 MiB buffers cost page faults and GC work on every frame.
  */
 export function binaryFrame(header: object, length: number, fill: (frame: Buffer, at: number) => number): { frame: Buffer; release: () => void } {
   const head = Buffer.from(JSON.stringify(header));
