@@ -2,7 +2,7 @@
 # Install Nix single-user for the calling (unprivileged) user at image build time, then move it
 # out of the home: the image keeps nothing of its own in /home/agent, which is a volume.
 #
-#   install-nix.sh VERSION          e.g. install-nix.sh 2.28.4
+#   install-nix.sh VERSION          e.g. install-nix.sh 2.34.5
 #
 # Root must have created /nix owned by this user (the Dockerfile does). The versioned installer
 # from releases.nixos.org carries the SHA-256 of its tarballs and checks them itself. Nix ends up
@@ -18,7 +18,7 @@ die() {
 version=${1:-}
 case "$version" in
   [0-9]*.[0-9]*.[0-9]*) ;;
-  *) die "usage: install-nix.sh VERSION (like 2.28.4), got '$version'" ;;
+  *) die "usage: install-nix.sh VERSION (like 2.34.5), got '$version'" ;;
 esac
 [ "$(id -u)" -ne 0 ] || die "run this as the image's user, not as root (a single-user store belongs to one user)"
 if [ ! -d /nix ] || [ ! -w /nix ]; then
