@@ -61,6 +61,7 @@ export const JobStatus = Type.Object({
   result: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
   key: Type.Optional(Type.String()),
   cwd: Type.Optional(Type.String()),
+  pid: Type.Optional(Type.Integer({ description: "the process (group) id of a process job while it runs" })),
 });
 export type JobStatus = Static<typeof JobStatus>;
 

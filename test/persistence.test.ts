@@ -1,15 +1,12 @@
 import { describe, expect, it, vi } from "vitest";
 import { execFileSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { TestDaemon } from "./helpers/daemon.js";
 
-function killMarked(marker: string): void {
-  try {
-    execFileSync("pkill", ["-f", marker]);
-  } catch {
-    // nothing left: fine
-  }
+/** Pids of live `sleep 987.123` processes (the crash test's marker), "" when none. */
+function sleepers(): string {
+  return execFileSync("sh", ["-c", "pgrep -f 'slee[p] 987.123' || true"], { encoding: "utf8" }).trim();
 }
 
 describe("persistence across restarts", () => {
@@ -18,10 +15,14 @@ describe("persistence across restarts", () => {
     const client = await first.client();
     const done = await client.ok("shell", { command: "echo kept; echo also >&2", wait: 10_000 });
     const { job: running } = await client.ok("shell", { command: "echo before-crash; exec sleep 987.123" });
+    expect(running.pid).toBeGreaterThan(0);
     await client.ok("jobs.follow", { job: running.id });
     await client.waitFor((f) => f.event === "job.output" && f.job === running.id);
+    // The process group's identity (pid + start time) reaches the journal just after the start.
+    const journal = join(first.dirs.state, "jobs", "journal.jsonl");
+    await vi.waitFor(() => expect(readFileSync(journal, "utf8")).toMatch(new RegExp(`"id":"${running.id}"[^\n]*"pidStart"`)), { timeout: 10_000, interval: 10 });
     await first.kill();
-    killMarked("sleep 987.123");
+    expect(sleepers()).not.toBe(""); // the crash left the job's process running
 
     const second = await TestDaemon.start({ dirs: first.dirs });
     try {
@@ -32,6 +33,8 @@ describe("persistence across restarts", () => {
       expect((await c2.ok("jobs.output", { job: done.job.id })).data).toBe("kept\nalso\n");
       const lost = await c2.ok("jobs.status", { job: running.id });
       expect(lost.state).toBe("lost");
+      expect(lost.pid).toBeUndefined();
+      expect(sleepers()).toBe(""); // ...and the next daemon stopped exactly that process group
       expect(lost.error.message).toMatch(/daemon stopped/);
       expect((await c2.ok("jobs.output", { job: running.id })).data).toBe("before-crash\n");
       await c2.close();

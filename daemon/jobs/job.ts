@@ -5,6 +5,8 @@ import type { OutputLog } from "./output-log.js";
 
 /** What a running job's runner lets the outside do to it (process and terminal jobs fill this in). */
 export interface JobControl {
+  /** The leader of the job's process group. */
+  pid?: number;
   input?(data: Buffer, eof: boolean): number;
   resize?(cols: number, rows: number): void;
   /** Signals the job's whole process group. */
@@ -14,6 +16,8 @@ export interface JobControl {
 /** The persisted shape of a job (job.json): its status plus what idempotency needs. */
 export interface JobRecord extends JobStatus {
   paramsHash?: string;
+  /** With `pid`, identifies the process group for good (a pid alone may be reused after a crash). */
+  pidStart?: string;
 }
 
 /**
@@ -64,7 +68,7 @@ export class Job extends EventEmitter {
 
   /** The public status: outputBytes always reflects the live log. */
   status(): JobStatus {
-    const { paramsHash: _hash, ...status } = this.record;
+    const { paramsHash: _hash, pidStart: _start, ...status } = this.record;
     if (this.log) {
       status.outputBytes = this.log.size;
       const omitted = this.log.omittedBytes;

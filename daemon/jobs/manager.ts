@@ -10,6 +10,8 @@ import { Job, type JobControl, type JobRecord } from "./job.js";
 import { OutputLog } from "./output-log.js";
 import { JobStore } from "./store.js";
 import { collectYoungGarbage } from "../util/young-gc.js";
+import { isSameProcess, processStartTime } from "../util/process-identity.js";
+import { signalGroup } from "../util/process-group.js";
 
 export interface JobContext extends RunContext {
   id: string;
@@ -73,8 +75,12 @@ export class JobManager extends EventEmitter {
       const job = new Job(record, this.store.jobDir(record.id));
       job.log = OutputLog.open(job.dir, this.options.outputCapBytes);
       if (!job.finished) {
+        // Its processes outlived the daemon that ran them; stop exactly that group.
+        if (record.pid !== undefined && record.pidStart !== undefined && isSameProcess(record.pid, record.pidStart)) signalGroup(record.pid, "SIGKILL");
         job.transition("lost", {
           endedAt: new Date().toISOString(),
+          pid: undefined,
+          pidStart: undefined,
           error: { code: "unavailable", message: "the daemon stopped while this job was running; its output up to then is kept" },
         });
         this.persist(job);
@@ -253,6 +259,7 @@ export class JobManager extends EventEmitter {
       progress: (update) => this.updateProgress(job, update),
       setControl: (control) => {
         job.control = control;
+        if (control.pid !== undefined) this.recordProcess(job, control.pid);
       },
     };
     let promise: Promise<JobOutcome>;
@@ -274,10 +281,23 @@ export class JobManager extends EventEmitter {
       });
   }
 
+  /**
+   * Notes a job's process group with its start time (read off the hot path), so that after a
+   * crash the next daemon can stop exactly that group and no other that reused the pid.
+   */
+  private recordProcess(job: Job, pid: number): void {
+    job.record.pid = pid;
+    void processStartTime(pid).then((start) => {
+      if (start === undefined || job.finished) return;
+      job.record.pidStart = start;
+      this.persist(job);
+    });
+  }
+
   private finish(job: Job, outcome: JobOutcome): void {
     if (job.finished) return; // ends exactly once
     const wasRunning = job.state === "running";
-    const fields: Partial<JobRecord> = { endedAt: new Date().toISOString() };
+    const fields: Partial<JobRecord> = { endedAt: new Date().toISOString(), pid: undefined, pidStart: undefined };
     if (outcome.exitCode !== undefined) fields.exitCode = outcome.exitCode;
     if (!outcome.ok && outcome.signal !== undefined) fields.signal = outcome.signal;
     if (outcome.ok && outcome.result !== undefined) fields.result = outcome.result;

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import type { RunContext } from "./context.js";
-import { reapGroup, signalGroup } from "./process-group.js";
+import { reapGroup, signalGroup } from "../util/process-group.js";
 
 export interface ProcessSpec {
   /** argv: file then arguments (a shell command arrives here as ["bash", "-c", cmd]). */
@@ -13,6 +13,8 @@ export interface ProcessSpec {
 
 /** How the job layer drives a running process. */
 export interface ProcessControl {
+  /** The process (and process group) id, when it started. */
+  pid?: number;
   input(data: Buffer, eof: boolean): number;
   kill(signal: NodeJS.Signals): void;
   resize?(cols: number, rows: number): void;
@@ -52,6 +54,7 @@ export function startProcess(spec: ProcessSpec, ctx: RunContext): { control: Pro
   child.once("exit", () => reapGroup(child.pid));
 
   const control: ProcessControl = {
+    pid: child.pid,
     input(data, eof) {
       const stdin = child.stdin;
       if (!stdin || stdin.writableEnded || stdin.destroyed) return -1;

@@ -2,7 +2,7 @@ import { constants } from "node:os";
 import { spawn } from "node-pty";
 import type { RunContext } from "./context.js";
 import type { ProcessControl, ProcessExit, ProcessSpec } from "./process.js";
-import { reapGroup, signalGroup } from "./process-group.js";
+import { reapGroup, signalGroup } from "../util/process-group.js";
 
 const SIGNAL_NAMES = new Map(Object.entries(constants.signals).map(([name, n]) => [n as number, name]));
 
@@ -46,6 +46,7 @@ export function startPty(
   });
 
   const control: ProcessControl = {
+    pid: term.pid,
     input(data, eof) {
       if (data.length) term.write(data.toString("utf8"));
       if (eof) term.write("\x04");
