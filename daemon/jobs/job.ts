@@ -3,6 +3,9 @@ import { FINAL_STATES, type JobState, type JobStatus, type OutputStream, type Pr
 import type { WireError } from "../../protocol/errors.js";
 import type { OutputLog } from "./output-log.js";
 
+/** Why the daemon ended a job early; "shutdown" ends it `lost`. */
+export type StopReason = "cancelled" | "timed_out" | "shutdown";
+
 /** What a running job's runner lets the outside do to it (process and terminal jobs fill this in). */
 export interface JobControl {
   /** The leader of the job's process group. */
@@ -27,8 +30,8 @@ export interface JobRecord extends JobStatus {
 export class Job extends EventEmitter {
   readonly abort = new AbortController();
   control: JobControl = {};
-  /** The first cause of termination wins (cancel vs timeout vs natural end). */
-  stopReason: "cancelled" | "timed_out" | undefined;
+  /** The first cause of termination wins (cancel vs timeout vs shutdown vs natural end). */
+  stopReason: StopReason | undefined;
   log: OutputLog | undefined;
 
   constructor(

@@ -6,7 +6,7 @@ import { ActionError, type WireError } from "../../protocol/errors.js";
 import type { ProgressUpdate, RunContext } from "../runners/context.js";
 import { hashParams } from "./canonical.js";
 import { newJobId } from "./ids.js";
-import { Job, type JobControl, type JobRecord } from "./job.js";
+import { Job, type JobControl, type JobRecord, type StopReason } from "./job.js";
 import { OutputLog } from "./output-log.js";
 import { JobStore } from "./store.js";
 import { collectYoungGarbage } from "../util/young-gc.js";
@@ -200,16 +200,13 @@ export class JobManager extends EventEmitter {
   async shutdown(graceMs = 2000): Promise<void> {
     const live = [...this.jobs.values()].filter((j) => !j.finished);
     const ended = live.map((job) => new Promise<void>((resolve) => (job.finished ? resolve() : job.once("end", () => resolve()))));
-    for (const job of live) this.stop(job, "cancelled", "SIGTERM", graceMs, "the daemon shut down while this job was running");
+    for (const job of live) this.stop(job, "shutdown", "SIGTERM", graceMs);
     await Promise.race([Promise.all(ended), new Promise((r) => setTimeout(r, graceMs + 1000))]);
     await this.store.flush();
   }
 
-  private shutdownMessage: string | undefined;
-
-  private stop(job: Job, reason: "cancelled" | "timed_out", signal: NodeJS.Signals, graceMs: number, shutdownMessage?: string): void {
+  private stop(job: Job, reason: StopReason, signal: NodeJS.Signals, graceMs: number): void {
     if (job.finished) return;
-    if (shutdownMessage) this.shutdownMessage = shutdownMessage;
     if (job.state === "queued") {
       const index = this.queue.findIndex((q) => q.job === job);
       if (index >= 0) this.queue.splice(index, 1);
@@ -238,14 +235,18 @@ export class JobManager extends EventEmitter {
       job.transition("running", { startedAt: new Date().toISOString() });
       this.persist(job);
     }
-    const log = this.options.log.child({ job: job.id, kind: job.record.kind });
+    const rootLog = this.options.log;
+    let log: JobContext["log"] | undefined;
     let timer: NodeJS.Timeout | undefined;
     if (options.timeoutMs !== undefined) timer = setTimeout(() => this.stop(job, "timed_out", "SIGTERM", TIMEOUT_GRACE_MS), options.timeoutMs);
     const ctx: JobContext = {
       id: job.id,
       dir: job.dir,
       signal: job.abort.signal,
-      log,
+      // Made on first use: most process jobs never log, and a child logger costs more than a spawn's bookkeeping.
+      get log() {
+        return (log ??= rootLog.child({ job: job.id, kind: job.record.kind }));
+      },
       output: (stream, data) => {
         const bytes = typeof data === "string" ? Buffer.from(data) : data;
         job.writeOutput(stream, bytes);
@@ -272,7 +273,7 @@ export class JobManager extends EventEmitter {
       .catch((err: unknown): JobOutcome => {
         if (err instanceof ActionError) return { ok: false, error: err.toWire() };
         if (job.abort.signal.aborted) return { ok: false };
-        log.error({ err }, "job failed unexpectedly");
+        ctx.log.error({ err }, "job failed unexpectedly");
         return { ok: false, error: { code: "internal", message: (err as Error)?.message ?? String(err) } };
       })
       .then((outcome) => {
@@ -302,11 +303,11 @@ export class JobManager extends EventEmitter {
     if (!outcome.ok && outcome.signal !== undefined) fields.signal = outcome.signal;
     if (outcome.ok && outcome.result !== undefined) fields.result = outcome.result;
     if (!outcome.ok && outcome.error) fields.error = outcome.error;
-    let state: JobState = job.stopReason ?? (outcome.ok ? "succeeded" : "failed");
-    if (this.shutdownMessage && job.stopReason === "cancelled") {
+    let state: JobState;
+    if (job.stopReason === "shutdown") {
       state = "lost";
-      fields.error = { code: "unavailable", message: this.shutdownMessage };
-    }
+      fields.error = { code: "unavailable", message: "the daemon shut down while this job was running; its output up to then is kept" };
+    } else state = job.stopReason ?? (outcome.ok ? "succeeded" : "failed");
     job.log?.close();
     job.transition(state, fields);
     this.finishedCount++;
