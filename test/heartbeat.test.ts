@@ -33,3 +33,20 @@ describe("heartbeat", () => {
     }
   });
 });
+
+describe("shutdown", () => {
+  it("does not wait for a client that never completes the closing handshake", async () => {
+    const daemon = await TestDaemon.start();
+    const ws = await new Promise<WebSocket>((resolve, reject) => {
+      const socket = new WebSocket(daemon.url, { headers: { authorization: `Bearer ${daemon.token}` } });
+      socket.once("open", () => resolve(socket));
+      socket.once("error", reject);
+    });
+    // Stop reading: the daemon's close frame is never answered.
+    (ws as unknown as { _socket: { pause(): void } })._socket.pause();
+    const started = Date.now();
+    expect(await daemon.stop()).toBe(0);
+    expect(Date.now() - started).toBeLessThan(10_000); // ws's own close timeout would be 30 s
+    daemon.cleanup();
+  });
+});

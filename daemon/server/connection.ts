@@ -82,6 +82,10 @@ export class Connection implements FollowSink {
     this.ws.close(code, reason);
   }
 
+  terminate(): void {
+    this.ws.terminate();
+  }
+
   private onMessage(data: Buffer, isBinary: boolean): void {
     if (isBinary) {
       this.send({ ok: false, error: new ActionError("bad_json", "binary frames are not accepted; send JSON text frames").toWire() });

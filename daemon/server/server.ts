@@ -21,6 +21,7 @@ export interface ServerOptions {
 
 /** Frames past the soft limit get an error reply; past this multiple the socket is closed (1009). */
 const HARD_LIMIT_FACTOR = 16;
+const CLOSE_GRACE_MS = 1000;
 
 function refuse(socket: Duplex, status: number, code: string, message: string): void {
   const body = JSON.stringify({ ok: false, error: { code, message } });
@@ -74,10 +75,15 @@ export class HotlineServer {
     });
   }
 
-  /** Stops accepting, closes every connection with 1001 (going away), and closes the listener. */
+  /**
+   * Stops accepting, closes every connection with 1001 (going away), and closes the listener; a
+   * client that does not finish the closing handshake within a second is cut off.
+   */
   async close(): Promise<void> {
     if (this.heartbeat) clearInterval(this.heartbeat);
     for (const c of this.connections) c.close(1001, "daemon shutting down");
+    const cutOff = setTimeout(() => this.connections.forEach((c) => c.terminate()), CLOSE_GRACE_MS);
     await new Promise<void>((resolve) => this.http.close(() => resolve()));
+    clearTimeout(cutOff);
   }
 }
