@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { readdirSync } from "node:fs";
 import WebSocket from "ws";
 import { TestDaemon } from "./helpers/daemon.js";
 
@@ -48,5 +49,31 @@ describe("shutdown", () => {
     expect(await daemon.stop()).toBe(0);
     expect(Date.now() - started).toBeLessThan(10_000); // ws's own close timeout would be 30 s
     daemon.cleanup();
+  });
+});
+
+describe("reconnect cycles", () => {
+  it("100 connect-follow-disconnect cycles leak no file descriptors (budget: 16)", async () => {
+    const daemon = await TestDaemon.start();
+    try {
+      const fds = (): number => readdirSync(`/proc/${daemon.proc.pid}/fd`).length;
+      const client = await daemon.client();
+      const { job } = await client.ok("shell", { command: "seq 1 20000", wait: 10_000 });
+      const cycle = async (): Promise<void> => {
+        const viewer = await daemon.client();
+        await viewer.ok("jobs.follow", { job: job.id });
+        await viewer.waitForExit(job.id);
+        await viewer.close();
+      };
+      await cycle();
+      const before = fds();
+      for (let i = 0; i < 100; i++) await cycle();
+      await client.ok("state.info"); // the daemon has handled every close by now
+      expect(fds() - before).toBeLessThanOrEqual(16);
+      await client.close();
+    } finally {
+      await daemon.stop();
+      daemon.cleanup();
+    }
   });
 });
