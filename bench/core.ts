@@ -47,12 +47,16 @@ export async function coreBenchmarks(): Promise<BenchRow[]> {
   // The cap must hold the whole stream, or the follower would (correctly) see head + tail only.
   const daemon = await startBenchDaemon({}, ["--output-cap", String(2 * STREAM_BYTES)]);
   try {
-    // 1. state.info round trip vs an echo of a frame of the same size.
+    // 1. state.info round trip vs an echo of a frame of the same size; the echo is parsed as JSON
+    //    too, since our client parses every reply and any real client must.
     const infoReply = JSON.stringify(await daemon.client.request("state.info"));
     const echoWs = await openRaw(raw.url);
     const echo = (): Promise<void> =>
       new Promise((resolve) => {
-        echoWs.once("message", () => resolve());
+        echoWs.once("message", (data) => {
+          JSON.parse(data.toString());
+          resolve();
+        });
         echoWs.send(infoReply);
       });
     const [infoRtt, rawRtt] = await timePairs(3000, 300, () => daemon.client.request("state.info"), echo);
@@ -106,6 +110,27 @@ export async function coreBenchmarks(): Promise<BenchRow[]> {
     const ratioOf = (ms: number): number => mibps(ms) / mibps(rawMs);
     rows.push(row("256 MiB job output to a follower, binary frames, vs raw ws stream", mibps(binaryMs), mibps(rawMs), "MiB/s", ">= 0.8x", (r) => r >= 0.8, ratioOf(binaryMs)));
     rows.push(row("256 MiB job output to a follower, JSON events, vs raw ws stream", mibps(jsonMs), mibps(rawMs), "MiB/s", "(informational)", () => true, ratioOf(jsonMs)));
+    // 4. Health check latency while a job floods its output to a follower (OpenHands' budget: p95 <= 50 ms).
+    const flood = await daemon.client.request<{ job: { id: string } }>("shell", { command: "yes 'flooding the log' | head -c 1073741824" });
+    const floodDone = new Promise<void>((resolve) => {
+      const off = daemon.client.onEvent((event) => {
+        if (event.job === flood.job.id && event.event === "job.exit") {
+          off();
+          resolve();
+        }
+      });
+    });
+    await daemon.client.request("jobs.follow", { job: flood.job.id, binary: true });
+    const busy: number[] = [];
+    for (let i = 0; i < 300; i++) {
+      const t = performance.now();
+      await daemon.client.request("state.info");
+      busy.push(performance.now() - t);
+    }
+    await daemon.client.request("jobs.cancel", { job: flood.job.id, graceMs: 0 });
+    await floodDone;
+    const p95 = busy.sort((a, b) => a - b)[Math.floor(busy.length * 0.95)]!;
+    rows.push(row("state.info p95 while a job floods a follower vs idle median", p95, infoRtt, "ms", "p95 <= 50 ms", () => p95 <= 50));
     echoWs.close();
   } finally {
     await daemon.stop();
