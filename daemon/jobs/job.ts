@@ -19,8 +19,6 @@ export interface JobControl {
 /** The persisted shape of a job (job.json): its status plus what idempotency needs. */
 export interface JobRecord extends JobStatus {
   paramsHash?: string;
-  /** With `pid`, identifies the process group for good (a pid alone may be reused after a crash). */
-  pidStart?: string;
 }
 
 /**
@@ -71,7 +69,7 @@ export class Job extends EventEmitter {
 
   /** The public status: outputBytes always reflects the live log. */
   status(): JobStatus {
-    const { paramsHash: _hash, pidStart: _start, ...status } = this.record;
+    const { paramsHash: _hash, ...status } = this.record;
     if (this.log) {
       status.outputBytes = this.log.size;
       const omitted = this.log.omittedBytes;

@@ -8,9 +8,10 @@ import { hashParams } from "./canonical.js";
 import { newJobId } from "./ids.js";
 import { Job, type JobControl, type JobRecord, type StopReason } from "./job.js";
 import { OutputLog } from "./output-log.js";
+import { Deadlines } from "./deadlines.js";
 import { JobStore } from "./store.js";
 import { collectYoungGarbage } from "../util/young-gc.js";
-import { isSameProcess, processStartTime } from "../util/process-identity.js";
+import { isProcessStartedAt } from "../util/process-identity.js";
 import { signalGroup } from "../util/process-group.js";
 
 export interface JobContext extends RunContext {
@@ -61,6 +62,7 @@ export class JobManager extends EventEmitter {
   private readonly store: JobStore;
   private finishedCount = 0;
   private outputSinceCollection = 0;
+  private readonly deadlines = new Deadlines();
 
   constructor(private readonly options: JobManagerOptions) {
     super();
@@ -76,11 +78,10 @@ export class JobManager extends EventEmitter {
       job.log = OutputLog.open(job.dir, this.options.outputCapBytes);
       if (!job.finished) {
         // Its processes outlived the daemon that ran them; stop exactly that group.
-        if (record.pid !== undefined && record.pidStart !== undefined && isSameProcess(record.pid, record.pidStart)) signalGroup(record.pid, "SIGKILL");
+        if (record.pid !== undefined && record.startedAt !== undefined && isProcessStartedAt(record.pid, record.startedAt)) signalGroup(record.pid, "SIGKILL");
         job.transition("lost", {
           endedAt: new Date().toISOString(),
           pid: undefined,
-          pidStart: undefined,
           error: { code: "unavailable", message: "the daemon stopped while this job was running; its output up to then is kept" },
         });
         this.persist(job);
@@ -167,13 +168,13 @@ export class JobManager extends EventEmitter {
     if (job.finished) return Promise.resolve({ job: job.status(), timedOut: false });
     return new Promise((resolve) => {
       const onEnd = (): void => {
-        clearTimeout(timer);
+        cancel();
         resolve({ job: job.status(), timedOut: false });
       };
-      const timer = setTimeout(() => {
+      const cancel = this.deadlines.add(timeoutMs, () => {
         job.off("end", onEnd);
         resolve({ job: job.status(), timedOut: true });
-      }, timeoutMs);
+      });
       job.once("end", onEnd);
     });
   }
@@ -282,23 +283,16 @@ export class JobManager extends EventEmitter {
       });
   }
 
-  /**
-   * Notes a job's process group with its start time (read off the hot path), so that after a
-   * crash the next daemon can stop exactly that group and no other that reused the pid.
-   */
+  /** Notes a job's process group, so that after a crash the next daemon can stop it. */
   private recordProcess(job: Job, pid: number): void {
     job.record.pid = pid;
-    void processStartTime(pid).then((start) => {
-      if (start === undefined || job.finished) return;
-      job.record.pidStart = start;
-      this.persist(job);
-    });
+    this.persist(job);
   }
 
   private finish(job: Job, outcome: JobOutcome): void {
     if (job.finished) return; // ends exactly once
     const wasRunning = job.state === "running";
-    const fields: Partial<JobRecord> = { endedAt: new Date().toISOString(), pid: undefined, pidStart: undefined };
+    const fields: Partial<JobRecord> = { endedAt: new Date().toISOString(), pid: undefined };
     if (outcome.exitCode !== undefined) fields.exitCode = outcome.exitCode;
     if (!outcome.ok && outcome.signal !== undefined) fields.signal = outcome.signal;
     if (outcome.ok && outcome.result !== undefined) fields.result = outcome.result;
