@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { ACTIONS, ERROR_CODES } from "../protocol/index.js";
 import { HANDLERS } from "../daemon/actions/index.js";
 import { compileRequestValidators } from "../daemon/dispatch/validate.js";
-import { TestDaemon } from "./helpers/daemon.js";
+import { withDaemon } from "./helpers/daemon.js";
 
 const GUIDE_DIR = new URL("../guide/", import.meta.url).pathname;
 const guide = readdirSync(GUIDE_DIR)
@@ -58,19 +58,13 @@ describe("the guide documents the protocol completely", () => {
   });
 
   it("is served by state.guide exactly as built, with the SHA-256 of the bytes returned", async () => {
-    const daemon = await TestDaemon.start();
-    try {
-      const client = await daemon.client();
+    await withDaemon({}, async (daemon, client) => {
       const served = await client.ok("state.guide");
       expect(served.text).toBe(guide);
       expect(served.sha256).toBe(createHash("sha256").update(served.text, "utf8").digest("hex"));
       const info = await client.ok("state.info");
       expect(info.actions.map((a: { name: string }) => a.name).sort()).toEqual(ACTIONS.map((a) => a.name).sort());
       expect(served.version).toBe(info.version);
-      await client.close();
-    } finally {
-      await daemon.stop();
-      daemon.cleanup();
-    }
+    });
   });
 });

@@ -1,14 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { TestDaemon } from "./helpers/daemon.js";
+import { TestDaemon, withDaemon } from "./helpers/daemon.js";
 
 const exited = (daemon: TestDaemon): Promise<number | null> =>
   new Promise((resolve) => (daemon.proc.exitCode !== null ? resolve(daemon.proc.exitCode) : daemon.proc.once("exit", (code) => resolve(code))));
 
 describe("idle tracking", () => {
   it("reports lastActivity and idleMs, moved by actions and by job output", async () => {
-    const daemon = await TestDaemon.start();
-    try {
-      const client = await daemon.client();
+    await withDaemon({}, async (daemon, client) => {
       const { job } = await client.ok("shell", { command: "sleep 0.4; echo late" });
       const before = await client.ok("state.info");
       await client.ok("jobs.follow", { job: job.id });
@@ -16,11 +14,7 @@ describe("idle tracking", () => {
       const after = await client.ok("state.info");
       expect(Date.parse(after.lastActivity)).toBeGreaterThan(Date.parse(before.lastActivity));
       expect(after.idleMs).toBeLessThan(1000);
-      await client.close();
-    } finally {
-      await daemon.stop();
-      daemon.cleanup();
-    }
+    });
   });
 
   it("--idle-exit stops the daemon cleanly only once nothing runs and nothing happens", async () => {

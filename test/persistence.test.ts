@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from "vitest";
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { TestDaemon } from "./helpers/daemon.js";
+import { TestDaemon, withDaemon } from "./helpers/daemon.js";
 
 /** Pids of live `sleep 987.123` processes (the crash test's marker), "" when none. */
 function sleepers(): string {
@@ -24,9 +24,7 @@ describe("persistence across restarts", () => {
     await first.kill();
     expect(sleepers()).not.toBe(""); // the crash left the job's process running
 
-    const second = await TestDaemon.start({ dirs: first.dirs });
-    try {
-      const c2 = await second.client();
+    await withDaemon({ dirs: first.dirs }, async (second, c2) => {
       const status = await c2.ok("jobs.status", { job: done.job.id });
       expect(status).toMatchObject({ state: "succeeded", exitCode: 0, outputBytes: 10 });
       expect((await c2.ok("jobs.output", { job: done.job.id, stream: "stderr" })).data).toBe("also\n");
@@ -37,11 +35,7 @@ describe("persistence across restarts", () => {
       expect(sleepers()).toBe(""); // ...and the next daemon stopped exactly that process group
       expect(lost.error.message).toMatch(/daemon stopped/);
       expect((await c2.ok("jobs.output", { job: running.id })).data).toBe("before-crash\n");
-      await c2.close();
-    } finally {
-      await second.stop();
-      second.cleanup();
-    }
+    });
   });
 
   it("writes daemon.json while running and removes it on a clean shutdown, stopping live jobs as lost", async () => {
@@ -55,23 +49,15 @@ describe("persistence across restarts", () => {
     expect(existsSync(file)).toBe(false);
     expect(execFileSync("sh", ["-c", "pgrep -f 'slee[p] 986.5' || true"], { encoding: "utf8" }).trim()).toBe("");
 
-    const again = await TestDaemon.start({ dirs: daemon.dirs });
-    try {
-      const c2 = await again.client();
+    await withDaemon({ dirs: daemon.dirs }, async (again, c2) => {
       const status = await c2.ok("jobs.status", { job: job.id });
       expect(status.state).toBe("lost");
       expect(status.error.message).toMatch(/shut down/);
-      await c2.close();
-    } finally {
-      await again.stop();
-      again.cleanup();
-    }
+    });
   });
 
   it("keeps head and tail of a job past its output cap and counts what it omitted", async () => {
-    const daemon = await TestDaemon.start({ args: ["--output-cap", "65536"] });
-    try {
-      const client = await daemon.client();
+    await withDaemon({ args: ["--output-cap", "65536"] }, async (daemon, client) => {
       const total = 1024 * 1024;
       const result = await client.ok("shell", { command: `seq 1 300000 | head -c ${total}`, wait: 20_000 });
       const expected = execFileSync("bash", ["-c", `seq 1 300000 | head -c ${total}`]);
@@ -92,17 +78,11 @@ describe("persistence across restarts", () => {
       expect(last.data.endsWith(expected.subarray(total - 50).toString())).toBe(true);
       const kept = execFileSync("du", ["-sb", join(daemon.dirs.state, "jobs", result.job.id)], { encoding: "utf8" });
       expect(Number(kept.split("\t")[0])).toBeLessThanOrEqual(65536 + 16384);
-      await client.close();
-    } finally {
-      await daemon.stop();
-      daemon.cleanup();
-    }
+    });
   });
 
   it("keeps only the newest N finished jobs", async () => {
-    const daemon = await TestDaemon.start({ args: ["--retain-jobs", "5"] });
-    try {
-      const client = await daemon.client();
+    await withDaemon({ args: ["--retain-jobs", "5"] }, async (daemon, client) => {
       const ids: string[] = [];
       for (let i = 0; i < 8; i++) ids.push((await client.ok("shell", { command: `echo ${i}`, wait: 10_000 })).job.id);
       const list = await client.ok("jobs.list", { limit: 100 });
@@ -110,10 +90,6 @@ describe("persistence across restarts", () => {
       expect((await client.call("jobs.status", { job: ids[0] })).error.code).toBe("not_found");
       // The directory of an evicted job is deleted in the background.
       await vi.waitFor(() => expect(existsSync(join(daemon.dirs.state, "jobs", ids[0]!))).toBe(false), { timeout: 10_000, interval: 20 });
-      await client.close();
-    } finally {
-      await daemon.stop();
-      daemon.cleanup();
-    }
+    });
   });
 });

@@ -1,6 +1,5 @@
 import { EventEmitter } from "node:events";
 import { FINAL_STATES, type JobState, type JobStatus, type OutputStream, type Progress } from "../../protocol/common.js";
-import type { WireError } from "../../protocol/errors.js";
 import type { OutputLog } from "./output-log.js";
 
 /** Why the daemon ended a job early; "shutdown" ends it `lost`. */
@@ -84,7 +83,4 @@ export class Job extends EventEmitter {
     this.emit("output", stream, offset, data);
   }
 
-  fail(error: WireError): void {
-    this.record.error = error;
-  }
 }

@@ -130,7 +130,7 @@ export class JobManager extends EventEmitter {
       record.state = "running";
       record.startedAt = record.createdAt;
     }
-    this.store.create({ ...record });
+    this.store.save({ ...record });
     if (runNow) this.execute(job, options);
     else this.queue.push({ job, options });
     return job;
@@ -203,7 +203,6 @@ export class JobManager extends EventEmitter {
     const ended = live.map((job) => new Promise<void>((resolve) => (job.finished ? resolve() : job.once("end", () => resolve()))));
     for (const job of live) this.stop(job, "shutdown", "SIGTERM", graceMs);
     await Promise.race([Promise.all(ended), new Promise((r) => setTimeout(r, graceMs + 1000))]);
-    await this.store.flush();
   }
 
   private stop(job: Job, reason: StopReason, signal: NodeJS.Signals, graceMs: number): void {
@@ -330,7 +329,7 @@ export class JobManager extends EventEmitter {
   }
 
   private persist(job: Job): void {
-    this.store.save({ ...job.record, ...job.status(), paramsHash: job.record.paramsHash });
+    this.store.save({ ...job.record, ...job.status(), paramsHash: job.record.paramsHash }); // status() adds the live byte counts
   }
 
   /** Keeps the newest `retainJobs` finished jobs; the oldest go first. */

@@ -197,13 +197,6 @@ export class OutputLog {
     for (const s of this.segments) forgetReader(this.segmentPath(s.start));
   }
 
-  /** Deletes the log's files (retention). */
-  destroy(): void {
-    this.close();
-    for (const s of this.segments) forgetReader(this.segmentPath(s.start));
-    rmSync(this.dir, { recursive: true, force: true });
-  }
-
   private findRun(pos: number): number {
     let lo = 0;
     let hi = this.runs.length - 1;

@@ -65,10 +65,6 @@ export class JobStore {
     return [...this.live.values()];
   }
 
-  /** A new job's first record. */
-  create(record: JobRecord): void {
-    this.save(record);
-  }
 
   /** Appends the job's current record. */
   save(record: JobRecord): void {
@@ -82,9 +78,6 @@ export class JobStore {
     this.append({ evicted: id });
     void rm(this.jobDir(id), { recursive: true, force: true }).catch((err: unknown) => this.log.warn({ err, job: id }, "could not remove job directory"));
   }
-
-  /** Appends are synchronous; nothing is ever pending. Kept for the shutdown sequence. */
-  async flush(): Promise<void> {}
 
   private append(line: JournalLine): void {
     writeSync(this.journal, `${JSON.stringify(line)}\n`);

@@ -222,3 +222,16 @@ export function useDaemon(options: StartOptions = {}): { readonly daemon: TestDa
   });
   return ctx;
 }
+
+/** Runs `fn` against a fresh daemon and a client, then always closes, stops and cleans up. */
+export async function withDaemon<T>(options: StartOptions, fn: (daemon: TestDaemon, client: TestClient) => Promise<T>): Promise<T> {
+  const daemon = await TestDaemon.start(options);
+  const client = await daemon.client();
+  try {
+    return await fn(daemon, client);
+  } finally {
+    await client.close();
+    await daemon.stop();
+    daemon.cleanup();
+  }
+}
