@@ -19,7 +19,7 @@ function parseDuration(text: string): number {
   return Number(m[1]) * unit;
 }
 
-const shell: Command = async ({ client, args, flags }) => {
+const shell: Command = async ({ client, args, flags, json }) => {
   if (args.length === 0) throw new Error("usage: hotline shell [--cwd D] [--pty] -- CMD…");
   const pty = flags.pty === true;
   const params: Record<string, unknown> = { command: args.length === 1 ? args[0] : args, cwd: typeof flags.cwd === "string" ? flags.cwd : process.cwd() };
@@ -35,10 +35,13 @@ const shell: Command = async ({ client, args, flags }) => {
     process.stdin.on("data", (d: Buffer) => void client.request("jobs.input", { job: job.id, data: d.toString("base64"), encoding: "base64" }).catch(() => {}));
     process.stdin.on("end", () => void client.request("jobs.input", { job: job.id, eof: true }).catch(() => {}));
   }
-  const final = await followToStdio(client, job.id);
-  if (pty && process.stdin.isTTY) process.stdin.setRawMode(false);
-  process.stdin.pause();
-  return exitCodeOf(final);
+  try {
+    return exitCodeOf(await followToStdio(client, job.id, { json }));
+  } finally {
+    if (pty && process.stdin.isTTY) process.stdin.setRawMode(false);
+    process.stdin.pause();
+    process.off("SIGINT", cancel);
+  }
 };
 
 const token: Command = async ({ client, args, flags, json }) => {

@@ -19,16 +19,17 @@ const status: Command = async ({ client, args, json }) => {
   return 0;
 };
 
-const tail: Command = async ({ client, args, flags }) => {
+const tail: Command = async ({ client, args, flags, json }) => {
   const job = args[0];
   let from = typeof flags.from === "string" ? Number(flags.from) : 0;
   if (flags.follow === true) {
-    await followToStdio(client, job!, from);
+    await followToStdio(client, job!, { from, json });
     return 0;
   }
   for (;;) {
     const out = await client.request<{ data: string; encoding: string; next: number; eof: boolean }>("jobs.output", { job, from });
-    process.stdout.write(Buffer.from(out.data, out.encoding === "base64" ? "base64" : "utf8"));
+    if (json) process.stdout.write(`${JSON.stringify(out)}\n`);
+    else process.stdout.write(Buffer.from(out.data, out.encoding === "base64" ? "base64" : "utf8"));
     if (out.next === from) return 0;
     from = out.next;
   }
