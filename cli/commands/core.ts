@@ -2,13 +2,16 @@ import type { JobStatus } from "../../protocol/common.js";
 import type { Command } from "../commands.js";
 import { followToStdio } from "./follow.js";
 import { exitCodeOf, printResult } from "./print.js";
+import { catalogSummary, infoSummary } from "./summaries.js";
 
-const state: Command = async ({ client, args, json }) => {
+// On a terminal a summary; otherwise (piped, or --json) the JSON scripts have always read.
+const state: Command = async ({ client, args, json, tty }) => {
   const what = args[0] ?? "info";
   if (!["info", "guide", "catalog"].includes(what)) throw new Error(`state ${what}: expected info, guide or catalog`);
   const result = await client.request(`state.${what}`);
   if (what === "guide" && !json) process.stdout.write(String(result.text));
-  else printResult(result, json);
+  else if (what === "info") printResult(result, json || !tty, () => infoSummary(result));
+  else printResult(result, json || !tty, () => catalogSummary(result));
   return 0;
 };
 

@@ -2,6 +2,7 @@ import type { JobStatus } from "../../protocol/common.js";
 import type { Command } from "../commands.js";
 import { followToStdio } from "./follow.js";
 import { jobLine, printResult } from "./print.js";
+import { jobsTable } from "./summaries.js";
 
 const jobs: Command = async ({ client, flags, json }) => {
   const params: Record<string, unknown> = {};
@@ -9,7 +10,7 @@ const jobs: Command = async ({ client, flags, json }) => {
   if (typeof flags.kind === "string") params.kind = flags.kind;
   if (typeof flags.limit === "string") params.limit = Number(flags.limit);
   const result = await client.request<{ jobs: JobStatus[]; more: boolean }>("jobs.list", params);
-  printResult(result, json, () => result.jobs.map(jobLine).join("\n") + (result.more ? "\n…" : ""));
+  printResult(result, json, () => jobsTable(result.jobs, result.more));
   return 0;
 };
 
