@@ -2,8 +2,17 @@
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync, chmodSync } from "node:fs";
 import { join } from "node:path";
+import { runningDaemonOf } from "./running-daemon.mjs";
 
 const root = new URL("..", import.meta.url).pathname;
+
+// A running daemon of this checkout still loads files from dist/ (lazy imports, the guide): a build
+// would swap them under it, mixing two versions in one process. Stop it first.
+const running = runningDaemonOf(root);
+if (running) {
+  console.error(`build: refusing to replace dist/ under the running daemon of this checkout (pid ${running.pid}: ${running.command}); stop it first (kill ${running.pid}), then build`);
+  process.exit(75);
+}
 let typeErrors = false;
 try {
   execFileSync(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", join(root, "tsconfig.json")], { stdio: "inherit" });
