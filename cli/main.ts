@@ -25,6 +25,7 @@ const USAGE = `hotline — the in-sandbox agent daemon and its CLI
   hotline tasks list|commit TASK -m MSG|merge TASK [--into B]|remove TASK [--force]
   hotline secrets write --repo R|--task T < NAME=VALUE lines   the root .env (never committed)
   hotline send '<json>'                       send one raw action, print the reply
+  hotline schema [ACTION|NAME]                the published JSON Schemas: index, an action's request/params/result
 Common flags: --json (machine output), --state-dir, --config-dir`;
 
 async function main(argv: string[]): Promise<number> {
