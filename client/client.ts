@@ -17,6 +17,8 @@ export interface ConnectOptions extends DirectoryOptions {
   tokenFile?: string;
   /** Extra headers of the WebSocket upgrade (e.g. an Origin the daemon allows). */
   headers?: Record<string, string>;
+  /** How long opening a connection may take before it fails with `unavailable` (default 10 s). */
+  connectTimeoutMs?: number;
   /** How a follow reconnects after a dropped socket (default 5 attempts, back-off from 100 ms). */
   reconnect?: Partial<ReconnectPolicy>;
 }
@@ -111,7 +113,7 @@ export class HotlineClient {
   /** A new connection of its own (used by follows); closed with the client. */
   async openConnection(): Promise<Connection> {
     if (this.closed) throw new HotlineError("unavailable", "the client is closed");
-    const opening = Connection.open(this.resolveEndpoint(), this.options.headers).then((connection) => {
+    const opening = Connection.open(this.resolveEndpoint(), this.options.headers, this.options.connectTimeoutMs).then((connection) => {
       this.connections.add(connection);
       connection.onClose(() => this.connections.delete(connection));
       return connection;

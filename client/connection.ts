@@ -4,6 +4,9 @@ import type { Endpoint } from "./discovery.js";
 import { HotlineError } from "./errors.js";
 import { parseFrame, type FollowEvent } from "./frames.js";
 
+/** A daemon that accepts TCP but never answers the upgrade is reported instead of waited on forever. */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+
 type Pending = { action: string; resolve: (result: unknown) => void; reject: (error: HotlineError) => void };
 
 /** Reads the JSON error the daemon sends with a refused upgrade (401/403). */
@@ -50,9 +53,13 @@ export class Connection {
   }
 
   /** Opens and authenticates; refusals and unreachable daemons become HotlineErrors naming the URL (and daemon.json). */
-  static open(endpoint: Endpoint, headers: Record<string, string> = {}): Promise<Connection> {
+  static open(endpoint: Endpoint, headers: Record<string, string> = {}, timeoutMs = DEFAULT_CONNECT_TIMEOUT_MS): Promise<Connection> {
     return new Promise((resolve, reject) => {
-      const ws = new WebSocket(endpoint.url, { headers: { ...headers, authorization: `Bearer ${endpoint.token}` }, perMessageDeflate: false });
+      const ws = new WebSocket(endpoint.url, {
+        headers: { ...headers, authorization: `Bearer ${endpoint.token}` },
+        perMessageDeflate: false,
+        handshakeTimeout: timeoutMs,
+      });
       const fail = (error: HotlineError): void => {
         ws.removeAllListeners();
         ws.on("error", () => {});

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { createServer } from "node:http";
 import { connect, HotlineError, type HotlineClient } from "../../client/index.js";
 import { newDirs, TestDaemon, useDaemon } from "../helpers/daemon.js";
 
@@ -61,6 +62,21 @@ describe("client requests", () => {
       expect(missing.code).toBe("not_found");
     } finally {
       await client.close();
+    }
+  });
+
+  it("fails with unavailable when the server never answers the upgrade", async () => {
+    const silent = createServer(() => {}); // accepts TCP, never speaks
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `ws://127.0.0.1:${(silent.address() as { port: number }).port}`;
+      const error = await rejection(connect({ url, token: "t", connectTimeoutMs: 200 }));
+      expect(error.code).toBe("unavailable");
+      expect(error.message).toContain(url);
+      expect(error.message).toContain("timed out");
+    } finally {
+      silent.closeAllConnections?.();
+      await new Promise((resolve) => silent.close(resolve));
     }
   });
 
