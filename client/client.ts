@@ -139,8 +139,8 @@ export class HotlineClient {
     if (current) {
       const connection = await current.catch(() => undefined);
       if (connection && !connection.closed) return connection;
+      // Dropped, or its open failed: the next request opens a new one (the daemon may be back).
       if (this.main === current) this.main = undefined;
-      if (!connection) return current; // the open that failed: report its error
     }
     this.main ??= this.openConnection();
     return this.main;

@@ -100,6 +100,26 @@ describe("job.follow()", () => {
     }
   });
 
+  it("rejects a request in flight when its socket drops with unavailable, and the next request reconnects", async () => {
+    const proxy = await CuttingProxy.start(ctx.daemon.url);
+    const client = await connect({ url: proxy.url, token: ctx.daemon.token });
+    try {
+      const { job } = await client.shell("sleep 30");
+      const waiting = job.wait().catch((err: unknown) => err);
+      await client.request("jobs.status", { job: job.id }); // jobs.wait is in flight on the daemon now
+      proxy.cut();
+      const error = (await waiting) as HotlineError;
+      expect(error).toBeInstanceOf(HotlineError);
+      expect(error.code).toBe("unavailable");
+      expect(error.message).toContain("before the reply to jobs.wait");
+      expect((await job.cancel({ signal: "SIGKILL" })).id).toBe(job.id);
+      expect(proxy.accepted).toBe(2);
+    } finally {
+      await client.close();
+      await proxy.close();
+    }
+  });
+
   it("stops on break and leaves the job running", async () => {
     const client = await connect({ url: ctx.daemon.url, token: ctx.daemon.token });
     try {
