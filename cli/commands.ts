@@ -1,3 +1,4 @@
+import { schemaCommands } from "./commands/schema.js";
 import type { HotlineClient } from "./client.js";
 import { coreCommands } from "./commands/core.js";
 import { jobCommands } from "./commands/jobs.js";
@@ -18,4 +19,4 @@ export interface CommandContext {
 export type Command = (ctx: CommandContext) => Promise<number>;
 
 /** Every CLI verb; feature modules add theirs as a module of cli/commands/ listed here. */
-export const COMMANDS: Record<string, Command> = { ...coreCommands, ...jobCommands, ...prepareCommands, ...fileCommands, ...workspaceCommands };
+export const COMMANDS: Record<string, Command> = { ...coreCommands, ...jobCommands, ...prepareCommands, ...fileCommands, ...workspaceCommands, ...schemaCommands };

@@ -29,6 +29,7 @@ const USAGE = `hotline — the in-sandbox agent daemon and its CLI
   hotline tasks list|commit TASK -m MSG|merge TASK [--into B]|remove TASK [--force]
   hotline secrets write --repo R|--task T < NAME=VALUE lines   the root .env (never committed)
   hotline send '<json>'                       send one raw action, print the reply
+  hotline schema [ACTION|NAME]                the published JSON Schemas: index, an action's request/params/result
 Common flags: --json (machine output: JSON, or JSON lines of events for shell and tail -f),
   --state-dir, --config-dir, --url ws://HOST:PORT and --token-file F (a daemon daemon.json does not name)
 Exit codes: a command that follows a job exits with the job's code (124 timed out, 130 cancelled);

@@ -1,4 +1,4 @@
-import type { ActionDefinition } from "./define.js";
+import type { ParamsOf, ResultOf } from "./define.js";
 import { stateInfo } from "./actions/state-info.js";
 import { stateGuide } from "./actions/state-guide.js";
 import { stateCatalog } from "./actions/state-catalog.js";
@@ -28,8 +28,11 @@ export * from "./define.js";
 /** Bumped on any incompatible change to the wire format. */
 export const PROTOCOL_VERSION = 1;
 
-/** Every action, explicitly; the dispatcher, the guide test and state.info read this list. */
-export const ACTIONS: readonly ActionDefinition[] = [
+/**
+ * Every action, explicitly; the dispatcher, the guide test and state.info read this list. Its type is
+ * inferred (no annotation) so each entry keeps its literal name: the typed registry below follows it.
+ */
+export const ACTIONS = [
   stateInfo,
   stateGuide,
   stateCatalog,
@@ -59,3 +62,14 @@ export const ACTIONS: readonly ActionDefinition[] = [
   secretsWrite,
   prepare,
 ];
+
+/** One entry of ACTIONS, with its literal name and its own params and result schemas. */
+export type RegisteredAction = (typeof ACTIONS)[number];
+/** Every action name, checked at compile time. */
+export type ActionName = RegisteredAction["name"];
+/** The definition registered under a name. */
+export type ActionNamed<N extends ActionName> = Extract<RegisteredAction, { name: N }>;
+/** The request fields of an action (without `id` and `action`), as the daemon validates them. */
+export type ParamsFor<N extends ActionName> = ParamsOf<ActionNamed<N>>;
+/** The `result` of an action's successful reply. */
+export type ResultFor<N extends ActionName> = ResultOf<ActionNamed<N>>;

@@ -1,8 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
-import { Type } from "@sinclair/typebox";
-import { RequestId } from "../../protocol/common.js";
 import type { ActionDefinition } from "../../protocol/define.js";
 import { ActionError } from "../../protocol/errors.js";
+import { requestSchema } from "../../protocol/json-schema.js";
 
 /**
  * One private ajv, every request schema compiled once at start-up. No coercion, no defaults, and
@@ -11,13 +10,7 @@ import { ActionError } from "../../protocol/errors.js";
 export function compileRequestValidators(actions: readonly ActionDefinition[]): Map<string, ValidateFunction> {
   const ajv = new Ajv({ allErrors: false, coerceTypes: false, useDefaults: false, strict: false });
   const validators = new Map<string, ValidateFunction>();
-  for (const action of actions) {
-    const schema = Type.Object(
-      { id: Type.Optional(RequestId), action: Type.Literal(action.name), ...action.params.properties },
-      { additionalProperties: false },
-    );
-    validators.set(action.name, ajv.compile(schema));
-  }
+  for (const action of actions) validators.set(action.name, ajv.compile(requestSchema(action)));
   return validators;
 }
 
