@@ -1,0 +1,23 @@
+import { describe, expect, it } from "vitest";
+import { TestDaemon } from "./helpers/daemon.js";
+
+describe("shutdown with a broken log pipe", () => {
+  it("exits promptly on SIGTERM when the reader of its stderr has gone", async () => {
+    const daemon = await TestDaemon.start();
+    try {
+      const client = await daemon.client();
+      // Close our end of the daemon's stderr: every later log write there fails with EPIPE.
+      daemon.proc.stderr!.destroy();
+      // Something to log after the pipe broke, so the writer has met EPIPE before shutdown.
+      await client.ok("shell", { command: "true", wait: 10_000 });
+      await client.close();
+      const exited = new Promise<number | null>((resolve) => daemon.proc.once("exit", (code) => resolve(code)));
+      daemon.proc.kill("SIGTERM");
+      // Without a bounded shutdown the daemon never exits; the test's own timeout is the failure.
+      expect(await exited).toBe(0);
+    } finally {
+      if (daemon.proc.exitCode === null) daemon.proc.kill("SIGKILL");
+      daemon.cleanup();
+    }
+  }, 20_000);
+});
