@@ -84,6 +84,7 @@ export async function runDaemon(argv: string[]): Promise<void> {
     port: config.port,
     maxPayloadBytes: config.maxPayloadBytes,
     heartbeatMs: config.heartbeatMs,
+    maxConnections: config.maxConnections,
     allowedOrigins: config.allowedOrigins,
     tokens,
     dispatcher,
