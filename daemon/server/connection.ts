@@ -35,6 +35,7 @@ export class Connection implements FollowSink {
   private readonly pending: Buffer[] = [];
   private drainScheduled = false;
   private readPaused = false;
+  private overBudget = false;
   private expiryTimer: NodeJS.Timeout | undefined;
   readonly state: ConnectionState;
 
@@ -173,13 +174,19 @@ export class Connection implements FollowSink {
   private drainPending(): void {
     if (this.pending.length && this.canDispatch()) {
       this.dispatch(this.pending.shift()!);
-      if (this.pending.length) this.scheduleDrain();
+      // Even with nothing queued yet: ws emits a burst of messages synchronously, and the rest of
+      // this burst must wait for the next turn too.
+      this.scheduleDrain();
+    } else if (this.pending.length && !this.overBudget) {
+      this.overBudget = true;
+      this.log.debug({ queuedBytes: this.inflight, requests: this.requests, waiting: this.pending.length }, "client over budget: requests wait until it reads");
     }
+    if (this.pending.length === 0) this.overBudget = false;
+    // Whatever is queued was read already; read no more until it has been started.
     const blocked = this.pending.length > 0;
     if (blocked && !this.readPaused) {
       this.readPaused = true;
       this.ws.pause();
-      this.log.debug({ queuedBytes: this.inflight, requests: this.requests, waiting: this.pending.length }, "paused reading: the client is behind");
     } else if (!blocked && this.readPaused) {
       this.readPaused = false;
       this.ws.resume();
