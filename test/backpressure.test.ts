@@ -47,6 +47,23 @@ describe("a client that stops reading", () => {
   }, 120_000);
 });
 
+describe("a client that never finishes a message", () => {
+  it("is closed with 1009 once its unfinished fragmented message passes twice maxPayloadBytes", async () => {
+    const daemon = await TestDaemon.start();
+    try {
+      const client = await daemon.client();
+      const closed = new Promise<number>((resolve) => client.ws.once("close", (code) => resolve(code)));
+      const fragment = Buffer.alloc(512 * 1024, 0x20);
+      // 3 MiB in fragments, never the final one: the daemon would have to hold all of it.
+      for (let i = 0; i < 6; i++) client.ws.send(fragment, { fin: false, binary: false });
+      expect(await closed).toBe(1009);
+    } finally {
+      await daemon.stop();
+      daemon.cleanup();
+    }
+  });
+});
+
 describe("connection cap", () => {
   it("refuses one connection more than --max-connections with HTTP 503 limit_exceeded, and accepts again after one closes", async () => {
     const daemon = await TestDaemon.start({ args: ["--max-connections", "3"] });

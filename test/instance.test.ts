@@ -4,17 +4,22 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { DAEMON_MAIN, DAEMON_NODE_FLAGS, TestDaemon, daemonEnv } from "./helpers/daemon.js";
 
-/** Runs a daemon to completion and returns its exit code and stderr. */
+/** Runs a daemon to completion (at most 20 s) and returns its exit code and stderr. */
 function runToExit(args: string[], env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve) => {
     const proc = spawn(process.execPath, [...DAEMON_NODE_FLAGS, DAEMON_MAIN, ...args], { env, stdio: ["ignore", "ignore", "pipe"] });
     let stderr = "";
     proc.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    proc.once("exit", (code) => resolve({ code, stderr }));
+    // A daemon that does not refuse would run forever: kill it after a generous bound, so no test leaves one behind.
+    const bound = setTimeout(() => proc.kill("SIGKILL"), 20_000);
+    proc.once("exit", (code) => {
+      clearTimeout(bound);
+      resolve({ code, stderr });
+    });
   });
 }
 
-describe("one daemon per state directory", () => {
+describe("one daemon per state directory", { timeout: 40_000 }, () => {
   it("refuses a second daemon before it touches the first one's jobs or daemon.json", async () => {
     const first = await TestDaemon.start();
     try {
