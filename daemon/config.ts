@@ -150,6 +150,7 @@ export function loadConfig(flags: Record<string, string | string[] | undefined>,
   } as Config;
   for (const key of ["stateDir", "configDir", "cacheDir", "systemConfigDir", "workspaceRoot"] as const) merged[key] = resolve(merged[key]);
   if (!Number.isInteger(merged.port) || merged.port > 65535) throw new ActionError("invalid_request", `port must be 0..65535, got ${merged.port}`);
+  if (!Number.isInteger(merged.maxConnections) || merged.maxConnections < 1) throw new ActionError("invalid_request", `maxConnections must be a whole number of at least 1, got ${merged.maxConnections}`);
   return Object.freeze({ ...merged, allowedOrigins: Object.freeze([...merged.allowedOrigins]) });
 }
 

@@ -122,12 +122,11 @@ export class Connection implements FollowSink {
   heartbeat(): void {
     // While we hold its requests unread we do not read its pongs either; that is our doing.
     if (this.readPaused) return;
-    if (!this.alive) {
-      this.ws.terminate();
-      return;
-    }
-    this.alive = false;
-    this.ws.ping();
+    this.guard(() => {
+      if (!this.alive) return this.ws.terminate();
+      this.alive = false;
+      this.ws.ping();
+    });
   }
 
   close(code: number, reason: string): void {
