@@ -6,12 +6,11 @@ import type { ConnectionState } from "../actions/context.js";
 import type { Dispatcher } from "../dispatch/dispatcher.js";
 import type { Follower, FollowSink } from "../jobs/follow.js";
 import { findRequestId } from "./frame-id.js";
+import { RequestGate } from "./request-gate.js";
 
 /** Bytes queued for one client (replies and events the kernel has not taken yet): past this, stop. */
 const HIGH_WATER = 4 * 1024 * 1024;
 const LOW_WATER = 3 * 1024 * 1024;
-/** Requests of one connection being handled at once; more wait unread in the socket. */
-export const MAX_REQUESTS_IN_FLIGHT = 256;
 
 /** Close codes the daemon uses besides the standard ones (1001 shutdown, 1009 frame too large). */
 export const CLOSE_TOKEN_INVALID = 4001;
@@ -22,20 +21,14 @@ export type TokenValidity = () => string | undefined;
 
 /**
  * One client socket. Frames out are counted until the kernel takes them, so followers stop when
- * the client reads slowly. Frames in are queued and dispatched one per event-loop turn while the
- * client's queued output is under its budget and fewer than MAX_REQUESTS_IN_FLIGHT are being
- * handled; otherwise the socket is paused, so a client that pipelines requests but never reads
- * the replies is held by TCP backpressure instead of growing the daemon's memory.
+ * the client reads slowly; frames in pass a RequestGate, which starts them only while that count
+ * is under budget and pauses the socket otherwise.
  */
 export class Connection implements FollowSink {
   private inflight = 0;
   private drainWaiters: Array<() => void> = [];
   private alive = true;
-  private requests = 0;
-  private readonly pending: Buffer[] = [];
-  private drainScheduled = false;
-  private readPaused = false;
-  private overBudget = false;
+  private readonly gate: RequestGate;
   private expiryTimer: NodeJS.Timeout | undefined;
   readonly state: ConnectionState;
 
@@ -50,6 +43,14 @@ export class Connection implements FollowSink {
     private readonly log: Logger,
   ) {
     this.state = { id, scope, sink: this, followers: new Map<string, Follower>() };
+    this.gate = new RequestGate({
+      hasRoom: () => this.writable,
+      start: (frame) => this.dispatch(frame),
+      pause: () => ws.pause(),
+      resume: () => ws.resume(),
+      guard: (fn) => this.guard(fn),
+      onBehind: (waiting, running) => log.debug({ queuedBytes: this.inflight, running, waiting }, "client over budget: requests wait until it reads"),
+    });
     ws.on("message", (data, isBinary) => this.guard(() => this.onMessage(data as Buffer, isBinary)));
     ws.on("pong", () => (this.alive = true));
     ws.on("close", () => this.onClose());
@@ -101,7 +102,7 @@ export class Connection implements FollowSink {
         this.drainWaiters = [];
         for (const w of waiters) this.guard(w);
       }
-      if (this.pending.length && this.inflight < HIGH_WATER) this.scheduleDrain();
+      if (this.inflight < HIGH_WATER) this.gate.wake();
     });
   }
 
@@ -121,7 +122,7 @@ export class Connection implements FollowSink {
   /** Heartbeat tick: a client that did not answer the last ping is gone. */
   heartbeat(): void {
     // While we hold its requests unread we do not read its pongs either; that is our doing.
-    if (this.readPaused) return;
+    if (this.gate.paused) return;
     this.guard(() => {
       if (!this.alive) return this.ws.terminate();
       this.alive = false;
@@ -149,69 +150,24 @@ export class Connection implements FollowSink {
       this.send({ ...(id === undefined ? {} : { id }), ok: false, error: new ActionError("limit_exceeded", message).toWire() });
       return;
     }
-    this.pending.push(data);
-    if (!this.drainScheduled) this.drainPending();
+    this.gate.push(data);
   }
 
-  private canDispatch(): boolean {
-    return this.requests < MAX_REQUESTS_IN_FLIGHT && this.inflight < HIGH_WATER && this.ws.readyState === this.ws.OPEN;
-  }
-
-  private scheduleDrain(): void {
-    if (this.drainScheduled) return;
-    this.drainScheduled = true;
-    setImmediate(() => {
-      this.drainScheduled = false;
-      this.guard(() => this.drainPending());
-    });
-  }
-
-  /**
-   * Dispatches one queued request, then yields a turn before the next, so the replies of what was
-   * dispatched are counted in `inflight` before more work is started for the same client.
-   */
-  private drainPending(): void {
-    if (this.pending.length && this.canDispatch()) {
-      this.dispatch(this.pending.shift()!);
-      // Even with nothing queued yet: ws emits a burst of messages synchronously, and the rest of
-      // this burst must wait for the next turn too.
-      this.scheduleDrain();
-    } else if (this.pending.length && !this.overBudget) {
-      this.overBudget = true;
-      this.log.debug({ queuedBytes: this.inflight, requests: this.requests, waiting: this.pending.length }, "client over budget: requests wait until it reads");
-    }
-    if (this.pending.length === 0) this.overBudget = false;
-    // Whatever is queued was read already; read no more until it has been started.
-    const blocked = this.pending.length > 0;
-    if (blocked && !this.readPaused) {
-      this.readPaused = true;
-      this.ws.pause();
-    } else if (!blocked && this.readPaused) {
-      this.readPaused = false;
-      this.ws.resume();
-    }
-  }
-
-  private dispatch(data: Buffer): void {
+  /** Starts one request, unless the connection's token no longer holds. */
+  private dispatch(data: Buffer): Promise<void> | undefined {
     const why = this.tokenValidity();
     if (why !== undefined) {
       const id = findRequestId(data);
       this.send({ ...(id === undefined ? {} : { id }), ok: false, error: new ActionError("unauthorized", `${why}; reconnect with a valid token`).toWire() });
       this.revoke(why);
-      return;
+      return undefined;
     }
-    this.requests++;
-    void this.dispatcher
-      .handle(data.toString("utf8"), this.state, (reply) => this.send(reply))
-      .finally(() => {
-        this.requests--;
-        if (this.pending.length) this.scheduleDrain();
-      });
+    return this.dispatcher.handle(data.toString("utf8"), this.state, (reply) => this.send(reply));
   }
 
   private onClose(): void {
     if (this.expiryTimer) clearTimeout(this.expiryTimer);
-    this.pending.length = 0;
+    this.gate.clear();
     // Followers stop; the jobs themselves never notice that a client went away.
     for (const follower of [...this.state.followers.values()]) follower.close();
     this.state.followers.clear();
