@@ -43,8 +43,6 @@ export class HotlineServer {
   private readonly connections = new Set<Connection>();
   private heartbeat: NodeJS.Timeout | undefined;
   private nextId = 1;
-  /** Upgrades accepted but not yet connections; they count against maxConnections too. */
-  private upgrading = 0;
 
   constructor(private readonly options: ServerOptions) {
     this.wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayloadBytes * HARD_LIMIT_FACTOR, perMessageDeflate: false });
@@ -76,15 +74,14 @@ export class HotlineServer {
       refuse(socket, verdict.status, verdict.code, verdict.message);
       return;
     }
-    if (this.connections.size + this.upgrading >= options.maxConnections) {
+    // ws completes a noServer upgrade synchronously, so the set is exact here.
+    if (this.connections.size >= options.maxConnections) {
       options.log.warn({ maxConnections: options.maxConnections, remote: req.socket.remoteAddress }, "upgrade refused: connection limit");
       const message = `the daemon already serves ${options.maxConnections} connections (maxConnections, --max-connections); close one or raise the limit`;
       refuse(socket, 503, "limit_exceeded", message);
       return;
     }
-    this.upgrading++;
     this.wss.handleUpgrade(req, socket, head, (ws) => {
-      this.upgrading--;
       const id = `c${this.nextId++}`;
       const log = options.log.child({ conn: id });
       const { tokenId, expiresAt } = verdict;
