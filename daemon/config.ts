@@ -16,6 +16,7 @@ export interface Config {
   outputCapBytes: number;
   retainJobs: number;
   heartbeatMs: number;
+  maxConnections: number;
   nixpkgs: string;
   githubApi: string;
   workspaceRoot: string;
@@ -32,6 +33,7 @@ const FILE_KEYS = [
   "outputCapBytes",
   "retainJobs",
   "heartbeatMs",
+  "maxConnections",
   "nixpkgs",
   "githubApi",
   "workspaceRoot",
@@ -52,6 +54,7 @@ export const SETTINGS: ReadonlyArray<{ flag: string; key: keyof Config; env: str
   { flag: "output-cap", key: "outputCapBytes", env: "HOTLINE_OUTPUT_CAP", kind: "number" },
   { flag: "retain-jobs", key: "retainJobs", env: "HOTLINE_RETAIN_JOBS", kind: "number" },
   { flag: "heartbeat-ms", key: "heartbeatMs", env: "HOTLINE_HEARTBEAT_MS", kind: "number" },
+  { flag: "max-connections", key: "maxConnections", env: "HOTLINE_MAX_CONNECTIONS", kind: "number" },
   { flag: "nixpkgs", key: "nixpkgs", env: "HOTLINE_NIXPKGS", kind: "string" },
   { flag: "github-api", key: "githubApi", env: "HOTLINE_GITHUB_API", kind: "string" },
   { flag: "workspace-root", key: "workspaceRoot", env: "HOTLINE_WORKSPACE_ROOT", kind: "string" },
@@ -80,6 +83,7 @@ function defaults(env: NodeJS.ProcessEnv): Config {
     outputCapBytes: 64 * 1024 * 1024,
     retainJobs: 500,
     heartbeatMs: 30_000,
+    maxConnections: 64,
     nixpkgs: DEFAULT_NIXPKGS,
     githubApi: "https://api.github.com",
     workspaceRoot: "/workspace",
@@ -146,6 +150,7 @@ export function loadConfig(flags: Record<string, string | string[] | undefined>,
   } as Config;
   for (const key of ["stateDir", "configDir", "cacheDir", "systemConfigDir", "workspaceRoot"] as const) merged[key] = resolve(merged[key]);
   if (!Number.isInteger(merged.port) || merged.port > 65535) throw new ActionError("invalid_request", `port must be 0..65535, got ${merged.port}`);
+  if (!Number.isInteger(merged.maxConnections) || merged.maxConnections < 1) throw new ActionError("invalid_request", `maxConnections must be a whole number of at least 1, got ${merged.maxConnections}`);
   return Object.freeze({ ...merged, allowedOrigins: Object.freeze([...merged.allowedOrigins]) });
 }
 

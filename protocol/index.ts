@@ -8,6 +8,7 @@ import { filesExtract } from "./actions/files-extract.js";
 import { filesRun } from "./actions/files-run.js";
 import { jobsCancel, jobsFollow, jobsInput, jobsList, jobsOutput, jobsResize, jobsStatus, jobsUnfollow, jobsWait } from "./actions/jobs.js";
 import { tokensCreate } from "./actions/tokens-create.js";
+import { tokensList, tokensRevoke } from "./actions/tokens-manage.js";
 import { reposAdd } from "./actions/repos-add.js";
 import { reposList } from "./actions/repos-list.js";
 import { reposSnapshot } from "./actions/repos-snapshot.js";
@@ -50,6 +51,8 @@ export const ACTIONS = [
   jobsResize,
   jobsCancel,
   tokensCreate,
+  tokensList,
+  tokensRevoke,
   reposAdd,
   reposList,
   reposSnapshot,

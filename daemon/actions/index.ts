@@ -16,6 +16,8 @@ import jobsInput from "./jobs-input.js";
 import jobsResize from "./jobs-resize.js";
 import jobsCancel from "./jobs-cancel.js";
 import tokensCreate from "./tokens-create.js";
+import tokensList from "./tokens-list.js";
+import tokensRevoke from "./tokens-revoke.js";
 import reposAdd from "./repos-add.js";
 import reposList from "./repos-list.js";
 import reposSnapshot from "./repos-snapshot.js";
@@ -47,6 +49,8 @@ export const HANDLERS: readonly ActionEntry[] = [
   jobsResize,
   jobsCancel,
   tokensCreate,
+  tokensList,
+  tokensRevoke,
   reposAdd,
   reposList,
   reposSnapshot,
