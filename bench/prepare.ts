@@ -5,6 +5,7 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { HotlineClient } from "../cli/client.js";
+import { nixArgs } from "../daemon/runners/nix-cli.js";
 import { type BenchRow, median, ROOT, startBenchDaemon } from "./common.js";
 
 async function waitJob(client: HotlineClient, id: string): Promise<Record<string, unknown>> {
@@ -43,7 +44,7 @@ export async function benchPrepare(options: { iterations?: number; nixpkgs?: str
     const nixRuns: number[] = [];
     for (let i = 0; i < 7; i++) {
       const t = process.hrtime.bigint();
-      execFileSync("nix", ["print-dev-env", "--json", "--no-update-lock-file", flake], { stdio: ["ignore", "ignore", "ignore"] });
+      execFileSync("nix", nixArgs(["print-dev-env", "--json", "--no-update-lock-file", flake]), { stdio: ["ignore", "ignore", "ignore"] });
       nixRuns.push(Number(process.hrtime.bigint() - t) / 1e6);
     }
     // Job spawn with and without a prepared environment, interleaved to share machine noise.

@@ -25,7 +25,7 @@ export function nixFeature(services: Services): NixFeature {
  * environment resolver (even without Nix, so jobs keep their environments), registers the catalog.
  */
 export function installPrepare(services: Services): void {
-  const probe = (services.extensions.get("nix.probe") as NixProbe | undefined) ?? { available: false, reason: "nix was not probed" };
+  const probe: NixProbe = (services.extensions.get("nix.probe") as NixProbe | undefined) ?? { available: false, reason: "nix was not probed", flakes: false };
   const preparer = new NixPreparer({
     stateDir: services.config.stateDir,
     cacheDir: services.config.cacheDir,
@@ -33,7 +33,11 @@ export function installPrepare(services: Services): void {
     system: nixSystem(),
     daemonVersion: services.build.version,
   });
-  const feature: NixFeature = probe.available ? { available: true, preparer, inflight: new SingleFlight<string>() } : { available: false, reason: probe.reason, preparer };
+  const feature: NixFeature = !probe.available
+    ? { available: false, reason: probe.reason, preparer }
+    : !probe.flakes
+      ? { available: false, reason: `Nix ${probe.version} does not support flakes; install Nix 2.4 or newer`, preparer }
+      : { available: true, preparer, inflight: new SingleFlight<string>() };
   services.extensions.set(KEY, feature);
   services.env.resolver = preparer.environments;
   services.extensions.set(CATALOG_EXTENSION, async () => catalog(services, preparer));

@@ -1,11 +1,9 @@
-import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { basename, dirname, join, relative, sep } from "node:path";
-import { promisify } from "node:util";
 import { ActionError } from "../../protocol/errors.js";
 import type { RunContext } from "../runners/context.js";
-import { runNix, stripAnsi, type NixLogEvent } from "../runners/nix-cli.js";
+import { execNix, runNix, stripAnsi, type NixLogEvent } from "../runners/nix-cli.js";
 import { cacheKey, EnvironmentCache, type CacheEntry } from "./cache.js";
 import { KeyedMutex } from "./concurrency.js";
 import { environmentFromDevEnv, envStorePath, shellHookOf, type DevEnvJson } from "./dev-env.js";
@@ -18,8 +16,6 @@ import { packagesRecipe, parseFlakeRef, planRecipe, type PrepareRequest, type Re
 import { WorkspaceEnvironments } from "./resolver.js";
 import { writeSpec, workspacePaths, type EnvironmentSpec } from "./spec.js";
 import { renderPackagesFlake, packagesTemplate } from "./template.js";
-
-const execFileAsync = promisify(execFile);
 
 export interface NixSettings {
   stateDir: string;
@@ -297,7 +293,10 @@ export class NixPreparer {
         ctx.output("stderr", `${String(e.fields[0])}\n`);
       }
     };
-    const res = await runNix(ctx, { args, cwd: workspace, env: this.settings.nixEnv, onEvent, onPlainLine: (l) => ctx.output("stderr", `${l}\n`) });
+    const res = await runNix(ctx, { args, cwd: workspace, env: this.settings.nixEnv, onEvent, onPlainLine: (l) => ctx.output("stderr", `${l}\n`) }).catch((err: unknown) => {
+      if (ctx.signal.aborted) throw err;
+      throw new ActionError("unavailable", `nix could not be started: ${(err as Error).message}`, { cause: err });
+    });
     tracker.flush();
     if (res.exitCode !== 0) throw nixFailure(res.exitCode, res.errorMessage, packages);
     let json: DevEnvJson;
@@ -327,7 +326,11 @@ export class NixPreparer {
     const system = this.settings.system;
     const root = this.cache.gcRoot(system, key);
     mkdirSync(dirname(root), { recursive: true });
-    await execFileAsync("nix-store", ["--add-root", root, "--realise", storePath], { env: this.settings.nixEnv, signal: ctx.signal });
+    await execNix("nix-store", ["--add-root", root, "--realise", storePath], { env: this.settings.nixEnv, signal: ctx.signal }).catch((err: unknown) => {
+      if (ctx.signal.aborted) throw err;
+      const reason = (err as { stderr?: string }).stderr || (err as Error).message;
+      throw new ActionError("unavailable", `the environment was built but its garbage-collector root could not be registered: ${reason}`, { cause: err });
+    });
     const published = this.cache.publish(
       { key, system, envStorePath: storePath, recipe, files, nixVersion: await nixVersion(this.settings.nixEnv), hookRan: hook.trim() !== "", createdAt: new Date().toISOString() },
       environment,
@@ -339,13 +342,31 @@ export class NixPreparer {
 
 let versionPromise: Promise<string> | undefined;
 function nixVersion(env: NodeJS.ProcessEnv | undefined): Promise<string> {
-  versionPromise ??= execFileAsync("nix", ["--version"], { env }).then((r) => r.stdout.trim(), () => "unknown");
+  versionPromise ??= execNix("nix", ["--version"], { env }).then((out) => out.trim(), () => "unknown");
   return versionPromise;
 }
+
+/**
+ * Failures of Nix itself or of the machine (store, daemon socket, disk, settings), not of what the
+ * request asked for: the same request may succeed once the machine is fixed, so they are `unavailable`.
+ */
+const INFRASTRUCTURE = [
+  /experimental Nix feature '[^']+' is disabled/,
+  /cannot connect to socket/,
+  /cannot open connection to remote store/,
+  /No space left on device/,
+  /database is locked|SQLite database .* is busy/,
+  /(opening lock file|creating directory|getting status of|cannot create) '\/nix\/(store|var)[^']*'.*Permission denied/,
+  /Nix daemon disconnected unexpectedly/,
+  /unable to download .*: Couldn't resolve host/,
+];
 
 /** Turns Nix's exit code and last error into a typed error (a missing attribute names the package). */
 function nixFailure(exitCode: number, message: string | undefined, packages: readonly string[] | undefined): ActionError {
   const text = message ?? `nix exited with code ${exitCode}`;
+  if (INFRASTRUCTURE.some((re) => re.test(text))) {
+    return new ActionError("unavailable", `Nix could not do its work on this machine: ${text}; fix the Nix installation (store, daemon, disk) and retry`, { details: { nixExitCode: exitCode } });
+  }
   const missing = /attribute '([^']+)' missing/.exec(text)?.[1];
   const index = missing && packages ? packages.findIndex((p) => p.split(".").includes(missing)) : -1;
   if (index >= 0) {
