@@ -96,6 +96,40 @@ describe.skipIf(!hasNix)("prepare through the daemon (real nix, offline stand-in
     expect(none.error.message).toMatch(/pass "packages".*or "flake"/);
   });
 
+  describe("refuses a saved spec (a file a cloned repository can carry) with a field the request would refuse", () => {
+    const savedSpec = (fields: Record<string, unknown>) => ({
+      version: 1,
+      nixpkgs: { url: STANDIN_REF },
+      system: "x86_64-linux",
+      cacheKey: "0".repeat(64),
+      templateVersion: 1,
+      createdAt: "2026-11-02T10:00:00.000Z",
+      updatedAt: "2026-11-02T10:00:00.000Z",
+      daemonVersion: "0.1.0",
+      ...fields,
+    });
+    it.each([
+      ["/packages/0", (marker: string) => savedSpec({ packages: [`hello-a ]; shellHook = "touch ${marker}"; junk = [ pkgs.hello-a`] })],
+      ["/nixpkgs/url", (marker: string) => savedSpec({ packages: ["hello-a"], nixpkgs: { url: `path:${STANDIN}"; x = builtins.exec [ "touch" "${marker}" ]; y = "` } })],
+      ["/flake", () => savedSpec({ flake: "../../elsewhere" })],
+      ["/cacheKey", () => savedSpec({ flake: ".", cacheKey: "../../../../etc" })],
+      ["/packages", () => savedSpec({ packages: "hello-a" })],
+    ])("field %s: invalid_request naming the file and the field, before any Nix process", async (field, make) => {
+      const ws = workspace();
+      const marker = join(ws, "hook-ran");
+      writeFileSync(join(ws, "flake.nix"), "{ outputs = _: { }; }\n");
+      mkdirSync(join(ws, ".hotline"));
+      const file = join(ws, ".hotline/environment-spec.json");
+      writeFileSync(file, JSON.stringify(make(marker)));
+      const before = nixCalls();
+      const reply = await client.call("prepare", { workspace: ws });
+      expect(reply.error).toMatchObject({ code: "invalid_request", path: "/workspace", details: { file, field } });
+      expect(reply.error.message).toContain(`${file} field ${field}`);
+      expect(nixCalls()).toBe(before);
+      expect(existsSync(marker)).toBe(false);
+    });
+  });
+
   it("runs shell hooks once with their exports visible in jobs; the job's own env wins", async () => {
     const ws = workspace();
     const { job } = await prepared({ workspace: ws, packages: ["hooked"] });
