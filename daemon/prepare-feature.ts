@@ -32,6 +32,7 @@ export function installPrepare(services: Services): void {
     defaultNixpkgs: services.config.nixpkgs,
     system: nixSystem(),
     daemonVersion: services.build.version,
+    binaryCache: services.config.environmentCache,
   });
   const feature: NixFeature = !probe.available
     ? { available: false, reason: probe.reason, preparer }
@@ -41,6 +42,12 @@ export function installPrepare(services: Services): void {
   services.extensions.set(KEY, feature);
   services.env.resolver = preparer.environments;
   services.extensions.set(CATALOG_EXTENSION, async () => catalog(services, preparer));
+}
+
+/** Where the workspace's environment was pushed when it was prepared (config environmentCache.push). */
+function publicationOf(preparer: NixPreparer, system: string, key: string) {
+  const publication = preparer.cache.read(system, key)?.meta.publication;
+  return publication ? { publication } : {};
 }
 
 function catalog(services: Services, preparer: NixPreparer) {
@@ -55,6 +62,7 @@ function catalog(services: Services, preparer: NixPreparer) {
     nixpkgs,
     inputs: template.inputs.map((name) => ({ name, url: name === "nixpkgs" ? url : undefined, template: "packages", templateVersion: template.version })),
     workspaces: workspaces.map((w) => ({
+      ...publicationOf(preparer, w.system, w.cacheKey),
       workspace: w.workspace,
       system: w.system,
       ...(w.packages ? { packages: w.packages } : { flake: w.flake }),

@@ -19,6 +19,8 @@ import { tasksMerge } from "./actions/tasks-merge.js";
 import { tasksRemove } from "./actions/tasks-remove.js";
 import { secretsWrite } from "./actions/secrets-write.js";
 import { prepare } from "./actions/prepare.js";
+import { cacheList } from "./actions/cache-list.js";
+import { cachePrune } from "./actions/cache-prune.js";
 
 export * from "./common.js";
 export * from "./errors.js";
@@ -58,4 +60,6 @@ export const ACTIONS: readonly ActionDefinition[] = [
   tasksRemove,
   secretsWrite,
   prepare,
+  cacheList,
+  cachePrune,
 ];

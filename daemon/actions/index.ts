@@ -27,6 +27,8 @@ import tasksMerge from "./tasks-merge.js";
 import tasksRemove from "./tasks-remove.js";
 import secretsWrite from "./secrets-write.js";
 import prepare from "./prepare.js";
+import cacheList from "./cache-list.js";
+import cachePrune from "./cache-prune.js";
 
 /** Every handler, explicitly; dispatch checks this list against protocol's ACTIONS at start-up. */
 export const HANDLERS: readonly ActionEntry[] = [
@@ -58,4 +60,6 @@ export const HANDLERS: readonly ActionEntry[] = [
   tasksRemove,
   secretsWrite,
   prepare,
+  cacheList,
+  cachePrune,
 ];

@@ -26,8 +26,8 @@ export default entry(prepare, async (params, { services }) => {
     params: req,
     cwd: workspace,
     run: async (jobCtx) => {
-      const environment = await preparer.run(req, workspace, jobCtx);
-      return { ok: true, result: { environment } };
+      const { environment, closure, publication } = await preparer.run(req, workspace, jobCtx);
+      return { ok: true, result: { environment, closure, ...(publication ? { publication } : {}) } };
     },
   });
   if (!job.finished) inflight.track(identity, job.id, new Promise<void>((resolve) => job.once("end", () => resolve())));
