@@ -1,8 +1,8 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { chmodSync, existsSync, readdirSync, readFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { CLI_MAIN, withDaemon, type TestClient } from "../helpers/daemon.js";
+import { CLI_MAIN, newDirs, TestDaemon, withDaemon, type TestClient } from "../helpers/daemon.js";
 import { toolAvailable } from "../helpers/tools.js";
 import { cleanup, standinCopy, STANDIN_REF, SYSTEM, tempDir } from "./helpers.js";
 
@@ -98,13 +98,17 @@ describe.skipIf(!hasNix)("prepared environments shared through a Nix binary cach
     );
   });
 
-  it("a push to an unwritable destination leaves the prepare succeeded with published: false and the reason", async () => {
-    await withDaemon({ env: { HOTLINE_NIXPKGS: STANDIN_REF, HOTLINE_CACHE_PUSH: "file:///proc/hotline-no-such-cache" } }, async (_d, client) => {
+  it("a push to an unwritable destination (set in the config file) leaves the prepare succeeded with published: false and the reason", async () => {
+    const daemonDirs = newDirs();
+    mkdirSync(daemonDirs.config, { recursive: true });
+    writeFileSync(join(daemonDirs.config, "config.json"), JSON.stringify({ environmentCache: { push: "file:///proc/hotline-no-such-cache" } }));
+    await withDaemon({ dirs: daemonDirs, env: { HOTLINE_NIXPKGS: STANDIN_REF } }, async (_d, client) => {
       const ws = fresh("ws-d");
       const job = await prepareJob(client, { workspace: ws, packages: ["hello-b"] });
       expect(job.state, JSON.stringify(job.error)).toBe("succeeded");
       expect(job.result.publication).toMatchObject({ published: false, to: "file:///proc/hotline-no-such-cache" });
       expect(job.result.publication.reason.length).toBeGreaterThan(0);
+      expect((await client.ok("jobs.output", { job: job.id })).data).toContain("publishing to file:///proc/hotline-no-such-cache failed (the environment is prepared)");
       expect((await client.ok("prepare", { workspace: ws })).ready).toBe(true);
     });
   });
@@ -144,6 +148,25 @@ describe.skipIf(!hasNix)("prepared environments shared through a Nix binary cach
         expect((await client.ok("prepare", { workspace: ws })).ready).toBe(true);
         expect((await client.ok("shell", { command: cmd, cwd: ws, wait: 30_000 })).output.data).toBe(`${cmd} from standin 1\n`);
       }
+
+      // While a prepare runs, the entry it is about to adopt is unused: prune refuses instead.
+      const slow = await client.ok("prepare", { workspace: fresh("ws-slow"), packages: ["slow"] });
+      await client.ok("jobs.follow", { job: slow.job.id });
+      await client.waitFor((f) => f.event === "job.output" && f.job === slow.job.id && String(f.data).includes("slow-build-started"), 30_000, "slow build start");
+      expect((await client.call("cache.prune", {})).error).toMatchObject({ code: "conflict" });
+      await client.ok("jobs.cancel", { job: slow.job.id });
+      await client.waitForExit(slow.job.id, 30_000);
     });
+  });
+
+  it.each([
+    [{ HOTLINE_CACHE_PUSH: "not a store url" }, /"not a store url" is not a Nix store URL/],
+    [{ HOTLINE_CACHE_TRUSTED_PUBLIC_KEYS: "bad-key" }, /trusted public key "bad-key"/],
+    [{ HOTLINE_CACHE_PUSH: "file:///tmp/c", HOTLINE_CACHE_SECRET_KEY_FILE: "relative/key" }, /secretKeyFile must be an absolute path/],
+    [{ HOTLINE_CACHE_SECRET_KEY_FILE: "/keys/sec" }, /secretKeyFile is set but push is not/],
+  ])("refuses to start with a cache setting Nix would misread: %o", async (env, message) => {
+    const daemonDirs = newDirs();
+    dirs.push(daemonDirs.root);
+    await expect(TestDaemon.start({ env, dirs: daemonDirs })).rejects.toThrow(message);
   });
 });
