@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { execNix } from "../runners/nix-cli.js";
@@ -63,15 +64,19 @@ function lastUse(dir: string): string {
   }
 }
 
-/** Closure sizes of the valid paths in one `nix path-info` call; empty when Nix cannot say. */
+// Paths per `nix path-info` call: far below the kernel's argument-size limit.
+const PATHS_PER_CALL = 200;
+
+/** Closure sizes of the valid paths (`nix path-info`, a few calls); a path Nix cannot size stays unknown. */
 async function closureSizes(paths: string[], env: NodeJS.ProcessEnv | undefined): Promise<Map<string, number>> {
   const sizes = new Map<string, number>();
-  if (paths.length === 0) return sizes;
-  try {
-    const out = await execNix("nix", ["path-info", "--json", "--closure-size", ...paths], { env, timeoutMs: 60_000 });
-    for (const info of JSON.parse(out) as Array<{ path: string; closureSize?: number }>) if (typeof info.closureSize === "number") sizes.set(info.path, info.closureSize);
-  } catch {
-    /* sizes stay unknown */
+  for (let i = 0; i < paths.length; i += PATHS_PER_CALL) {
+    try {
+      const out = await execNix("nix", ["path-info", "--json", "--closure-size", ...paths.slice(i, i + PATHS_PER_CALL)], { env, timeoutMs: 60_000 });
+      for (const info of JSON.parse(out) as Array<{ path: string; closureSize?: number }>) if (typeof info.closureSize === "number") sizes.set(info.path, info.closureSize);
+    } catch {
+      /* sizes stay unknown */
+    }
   }
   return sizes;
 }
@@ -128,12 +133,26 @@ export function pruneCache(cache: EnvironmentCache, workspaces: readonly Prepare
     if (now - Date.parse(e.lastUsedAt) < (options.olderThanMs ?? 0)) continue;
     const root = cache.gcRoot(e.system, e.meta.key);
     // Out of the lookup path first (one rename), then the files and the roots.
-    const doomed = `${e.dir}.old-prune-${process.pid}`;
+    const doomed = `${e.dir}.old-prune-${randomBytes(4).toString("hex")}`;
     renameSync(e.dir, doomed);
     rmSync(doomed, { recursive: true, force: true });
     rmSync(root, { force: true });
     rmSync(inputsRootDir(root), { recursive: true, force: true });
     removed.push({ cacheKey: e.meta.key, system: e.system, lastUsedAt: e.lastUsedAt });
   }
+  removeLeftovers(cache);
   return { removed, kept: entries.length - removed.length };
+}
+
+/**
+ * Half-written (`.tmp-…`) and replaced (`….old-…`) entry directories a crash left behind. Prune
+ * runs only while no prepare does, so none of them belongs to live work.
+ */
+function removeLeftovers(cache: EnvironmentCache): void {
+  const root = join(cache.cacheDir, "environments");
+  for (const system of safeList(root)) {
+    for (const name of safeList(join(root, system))) {
+      if (name.startsWith(".tmp-") || name.includes(".old-")) rmSync(join(root, system, name), { recursive: true, force: true });
+    }
+  }
 }
