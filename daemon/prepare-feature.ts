@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import { join } from "node:path";
 import type { Services } from "./actions/context.js";
 import { CATALOG_EXTENSION } from "./actions/state-catalog.js";
@@ -34,6 +35,7 @@ export function installPrepare(services: Services): void {
     daemonVersion: services.build.version,
     binaryCache: services.config.environmentCache,
   });
+  warnAboutSigningKey(services);
   const feature: NixFeature = !probe.available
     ? { available: false, reason: probe.reason, preparer }
     : !probe.flakes
@@ -42,6 +44,18 @@ export function installPrepare(services: Services): void {
   services.extensions.set(KEY, feature);
   services.env.resolver = preparer.environments;
   services.extensions.set(CATALOG_EXTENSION, async () => catalog(services, preparer));
+}
+
+/** A signing key that is missing or readable by others is reported at start (its contents never are). */
+function warnAboutSigningKey(services: Services): void {
+  const file = services.config.environmentCache.secretKeyFile;
+  if (!file) return;
+  try {
+    const mode = statSync(file).mode;
+    if ((mode & 0o077) !== 0) services.log.warn({ secretKeyFile: file, mode: (mode & 0o777).toString(8) }, "the binary cache signing key is readable by other users; chmod 600 it");
+  } catch (err) {
+    services.log.warn({ secretKeyFile: file, err: (err as Error).message }, "the binary cache signing key cannot be read; pushes will fail (published: false)");
+  }
 }
 
 /** Where the workspace's environment was pushed when it was prepared (config environmentCache.push). */

@@ -159,6 +159,18 @@ describe.skipIf(!hasNix)("prepared environments shared through a Nix binary cach
     });
   });
 
+  it("warns at start about a signing key other users can read, naming the file, never its contents", async () => {
+    const keys = fresh("keys-open");
+    execFileSync("nix-store", ["--generate-binary-cache-key", "hotline-open-1", join(keys, "sec"), join(keys, "pub")]);
+    chmodSync(join(keys, "sec"), 0o644);
+    const secret = readFileSync(join(keys, "sec"), "utf8").trim();
+    await withDaemon({ env: { HOTLINE_CACHE_PUSH: `file://${keys}/cache`, HOTLINE_CACHE_SECRET_KEY_FILE: join(keys, "sec") } }, async (daemon) => {
+      const warning = daemon.logLines.find((l) => l.includes("signing key is readable by other users"));
+      expect(warning).toContain(join(keys, "sec"));
+      expect(daemon.logLines.join("\n")).not.toContain(secret.split(":")[1]);
+    });
+  });
+
   it.each([
     [{ HOTLINE_CACHE_PUSH: "not a store url" }, /"not a store url" is not a Nix store URL/],
     [{ HOTLINE_CACHE_TRUSTED_PUBLIC_KEYS: "bad-key" }, /trusted public key "bad-key"/],
