@@ -5,6 +5,7 @@ import { jobCommands } from "./commands/jobs.js";
 import { workspaceCommands } from "./commands/workspace.js";
 import { prepareCommands } from "./commands/prepare.js";
 import { fileCommands } from "./commands/files.js";
+import { cacheCommands } from "./commands/cache.js";
 
 export interface CommandContext {
   client: HotlineClient;
@@ -19,4 +20,4 @@ export interface CommandContext {
 export type Command = (ctx: CommandContext) => Promise<number>;
 
 /** Every CLI verb; feature modules add theirs as a module of cli/commands/ listed here. */
-export const COMMANDS: Record<string, Command> = { ...coreCommands, ...jobCommands, ...prepareCommands, ...fileCommands, ...workspaceCommands, ...schemaCommands };
+export const COMMANDS: Record<string, Command> = { ...coreCommands, ...jobCommands, ...prepareCommands, ...fileCommands, ...workspaceCommands, ...schemaCommands, ...cacheCommands };

@@ -19,6 +19,7 @@ const USAGE = `hotline — the in-sandbox agent daemon and its CLI
   hotline cancel JOB                          cancel a job (its whole process group)
   hotline prepare [--workspace DIR] [--flake REF] [--update-lock] [PKG…]   a Nix environment for a workspace
   hotline env [DIR]                           the environment a job in DIR would get
+  hotline cache list|prune [--older-than 7d] [--keep N]   prepared environments: list; drop unused ones
   hotline download URL|--github OWNER/NAME [--tag T] --asset GLOB [--dest P] [--sha256 H] [--overwrite]
   hotline extract ARCHIVE DEST [--strip N] [--format F]   unpack into a new directory, refusing unsafe entries
   hotline run SCRIPT [--interpreter bash|sh|python3] [--cwd D] [-- ARGS…]   run a script as a job
@@ -95,6 +96,8 @@ async function main(argv: string[]): Promise<number> {
       into: { type: "string" },
       message: { type: "string", short: "m" },
       force: { type: "boolean" },
+      "older-than": { type: "string" },
+      keep: { type: "string" },
     },
     allowPositionals: true,
     strict: false,

@@ -20,6 +20,8 @@ import { tasksMerge } from "./actions/tasks-merge.js";
 import { tasksRemove } from "./actions/tasks-remove.js";
 import { secretsWrite } from "./actions/secrets-write.js";
 import { prepare } from "./actions/prepare.js";
+import { cacheList } from "./actions/cache-list.js";
+import { cachePrune } from "./actions/cache-prune.js";
 
 export * from "./common.js";
 export * from "./errors.js";
@@ -64,6 +66,8 @@ export const ACTIONS = [
   tasksRemove,
   secretsWrite,
   prepare,
+  cacheList,
+  cachePrune,
 ];
 
 /** One entry of ACTIONS, with its literal name and its own params and result schemas. */

@@ -15,7 +15,8 @@ const state: Command = async ({ client, args, json, tty }) => {
   return 0;
 };
 
-function parseDuration(text: string): number {
+/** `30s`, `15m`, `2h`, `7d`, `500ms` (a bare number is seconds) → milliseconds. */
+export function parseDuration(text: string): number {
   const m = /^(\d+)(ms|s|m|h|d)?$/.exec(text);
   if (!m) throw new Error(`bad duration ${text}: use e.g. 30s, 15m, 2h`);
   const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[(m[2] ?? "s") as "s"];

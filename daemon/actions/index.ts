@@ -29,6 +29,8 @@ import tasksMerge from "./tasks-merge.js";
 import tasksRemove from "./tasks-remove.js";
 import secretsWrite from "./secrets-write.js";
 import prepare from "./prepare.js";
+import cacheList from "./cache-list.js";
+import cachePrune from "./cache-prune.js";
 
 /** Every handler, explicitly; dispatch checks this list against protocol's ACTIONS at start-up. */
 export const HANDLERS: readonly ActionEntry[] = [
@@ -62,4 +64,6 @@ export const HANDLERS: readonly ActionEntry[] = [
   tasksRemove,
   secretsWrite,
   prepare,
+  cacheList,
+  cachePrune,
 ];

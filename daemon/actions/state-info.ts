@@ -38,7 +38,7 @@ function directories(config: Readonly<Config>, system: string) {
 }
 
 export default entry(stateInfo, async (_params, { services, connection }) => {
-  const nix = (services.extensions.get("nix.probe") as NixProbe | undefined) ?? { available: false, reason: "not probed yet" };
+  const nix = (services.extensions.get("nix.probe") as NixProbe | undefined) ?? { available: false, reason: "not probed yet", flakes: false };
   return {
     ...fixed,
     version: services.build.version,

@@ -36,7 +36,7 @@ export const stateInfo = defineAction({
     jobs: Type.Record(Type.String(), Type.Integer()),
     lastActivity: Type.String(),
     idleMs: Type.Integer(),
-    nix: Type.Object({ available: Type.Boolean(), version: Type.Optional(Type.String()), reason: Type.Optional(Type.String()) }),
+    nix: Type.Object({ available: Type.Boolean(), version: Type.Optional(Type.String()), flakes: Type.Boolean(), reason: Type.Optional(Type.String()) }),
     scope: Type.String(),
     actions: Type.Array(Type.Object({ name: Type.String(), scope: Type.String(), summary: Type.String() })),
   }),
