@@ -22,7 +22,8 @@ export interface JobRecord extends JobStatus {
 
 /**
  * One job: its status, its output log, and an emitter for followers.
- * Events: "output" (stream, offset, bytes), "state", "progress", "end".
+ * Events: "output" (stream, offset, bytes), "state", "progress", "end", and "evicted" when
+ * retention deletes it.
  */
 export class Job extends EventEmitter {
   readonly abort = new AbortController();

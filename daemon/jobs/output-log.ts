@@ -51,6 +51,8 @@ export class OutputLog {
   static readonly INITIAL_FILES: readonly string[] = [segmentName(0), "runs.idx"];
 
   private dirReady = false;
+  /** Counts segments found missing or short on read; a read that lost one retries on the new table. */
+  private losses = 0;
 
   private constructor(
     private readonly dir: string,
@@ -166,7 +168,11 @@ export class OutputLog {
     return { spans, from: start, next: pos };
   }
 
-  /** Reads `length` log bytes at `offset` into `target` at `at`; returns how many it read. */
+  /**
+   * Reads `length` log bytes at `offset` into `target` at `at`; returns how many it read. A
+   * segment whose file has vanished (its job deleted under a reader) reads short and is dropped
+   * from the table, so it counts as omitted from then on; it never throws for that.
+   */
   readInto(target: Buffer, at: number, offset: number, length: number): number {
     let got = 0;
     while (got < length) {
@@ -174,21 +180,42 @@ export class OutputLog {
       const segment = this.segments.find((s) => s.start <= pos && pos < s.start + s.length);
       if (!segment) break;
       const want = Math.min(length - got, segment.start + segment.length - pos);
-      const r = readSync(readerFd(this.segmentPath(segment.start)), target, at + got, want, pos - segment.start);
-      if (r === 0) break;
+      let r: number;
+      try {
+        r = readSync(readerFd(this.segmentPath(segment.start)), target, at + got, want, pos - segment.start);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+        this.segments.splice(this.segments.indexOf(segment), 1);
+        this.losses++;
+        break;
+      }
+      if (r === 0) {
+        // The file is shorter than the table says (cut by a crash): what is missing counts as omitted.
+        segment.length = pos - segment.start;
+        if (segment.length === 0) this.segments.splice(this.segments.indexOf(segment), 1);
+        this.losses++;
+        break;
+      }
       got += r;
     }
     return got;
   }
 
-  /** spans() with the bytes read. */
+  /** spans() with the bytes read; a short read ends the pieces there, and `next` follows the last byte read. */
   read(from: number, limit: number, only?: OutputStream): { pieces: LogPiece[]; from: number; next: number } {
     const { spans, from: start, next } = this.spans(from, limit, only);
-    const pieces = spans.map((span) => {
+    const pieces: LogPiece[] = [];
+    const lossesBefore = this.losses;
+    for (const span of spans) {
       const data = Buffer.allocUnsafe(span.length);
       const got = this.readInto(data, 0, span.offset, span.length);
-      return { stream: span.stream, offset: span.offset, data: got === span.length ? data : data.subarray(0, got) };
-    });
+      if (got > 0) pieces.push({ stream: span.stream, offset: span.offset, data: got === span.length ? data : data.subarray(0, got) });
+      if (got < span.length) {
+        // Nothing read because a segment vanished: the table no longer has it, so read on from the next kept byte.
+        if (pieces.length === 0 && this.losses > lossesBefore) return this.read(from, limit, only);
+        return { pieces, from: start, next: span.offset + got };
+      }
+    }
     return { pieces, from: start, next };
   }
 
