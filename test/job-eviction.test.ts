@@ -27,3 +27,20 @@ describe("a followed job that retention evicts", () => {
     });
   }, 90_000);
 });
+
+describe("retention by end time", () => {
+  it("keeps a long job that ends after newer short ones, and evicts the short ones that ended first", async () => {
+    await withDaemon({ args: ["--retain-jobs", "3"] }, async (_daemon, client) => {
+      const { job: long } = await client.ok("shell", { command: "read x; echo long", stdin: true });
+      const short: string[] = [];
+      for (let i = 0; i < 4; i++) short.push((await client.ok("shell", { command: `echo ${i}`, wait: 10_000 })).job.id);
+      await client.ok("jobs.input", { job: long.id, data: "\n", eof: true });
+      const { job: ended } = await client.ok("jobs.wait", { job: long.id, timeoutMs: 10_000 });
+      expect(ended.state).toBe("succeeded");
+      // Kept: the three that ended last — short 2, short 3, then the long one.
+      const kept = (await client.ok("jobs.list", { limit: 100 })).jobs.map((j: { id: string }) => j.id).sort();
+      expect(kept).toEqual([long.id, short[2], short[3]].sort());
+      expect((await client.ok("jobs.output", { job: long.id })).data).toBe("long\n");
+    });
+  });
+});

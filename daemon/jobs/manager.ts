@@ -60,7 +60,8 @@ export class JobManager extends EventEmitter {
   private running = 0;
   private readonly maxRunning: number;
   private readonly store: JobStore;
-  private finishedCount = 0;
+  /** Finished jobs in the order they ended (a Set iterates in insertion order): retention's queue. */
+  private readonly ended = new Set<Job>();
   private outputSinceCollection = 0;
   private readonly deadlines = new Deadlines();
 
@@ -73,6 +74,7 @@ export class JobManager extends EventEmitter {
   /** Loads persisted jobs; any that were queued or running when the daemon died become `lost`. */
   restore(): void {
     void this.store.spares.start();
+    const restored: Job[] = [];
     for (const record of this.store.loadAll().sort((a, b) => (a.id < b.id ? -1 : 1))) {
       const job = new Job(record, this.store.jobDir(record.id));
       job.log = OutputLog.open(job.dir, this.options.outputCapBytes);
@@ -87,9 +89,10 @@ export class JobManager extends EventEmitter {
         this.persist(job);
       }
       this.jobs.set(record.id, job);
-      this.finishedCount++;
+      restored.push(job);
       if (record.key) this.keys.set(record.key, record.id);
     }
+    for (const job of restored.sort((a, b) => endTime(a) - endTime(b))) this.ended.add(job);
     this.enforceRetention();
   }
 
@@ -303,7 +306,7 @@ export class JobManager extends EventEmitter {
     } else state = job.stopReason ?? (outcome.ok ? "succeeded" : "failed");
     job.log?.close();
     job.transition(state, fields);
-    this.finishedCount++;
+    this.ended.add(job);
     this.persist(job);
     if (wasRunning) this.running--;
     job.emit("end");
@@ -332,24 +335,28 @@ export class JobManager extends EventEmitter {
     this.store.save({ ...job.record, ...job.status(), paramsHash: job.record.paramsHash }); // status() adds the live byte counts
   }
 
-  /** Keeps the newest `retainJobs` finished jobs; the oldest go first. */
+  /** Keeps the `retainJobs` finished jobs that ended last; the one that ended first goes first. */
   private enforceRetention(): void {
-    let excess = this.finishedCount - this.options.retainJobs;
-    if (excess <= 0) return;
-    // The table is a Map in creation order (restore inserts in id order), so the first finished
-    // jobs met are the oldest.
-    for (const job of this.jobs.values()) {
-      if (excess <= 0) break;
-      if (!job.finished) continue;
-      excess--;
-      this.finishedCount--;
-      this.jobs.delete(job.id);
-      if (job.record.key && this.keys.get(job.record.key) === job.id) this.keys.delete(job.record.key);
-      job.emit("evicted"); // followers still behind end now, before the files go
-      job.removeAllListeners();
-      job.log?.releaseReaders();
-      this.store.remove(job.id);
+    for (const job of this.ended) {
+      if (this.ended.size <= this.options.retainJobs) break;
+      this.evict(job);
     }
   }
 
+  /** Forgets a finished job: its record, its key, and (in the background) its output directory. */
+  private evict(job: Job): void {
+    this.ended.delete(job);
+    this.jobs.delete(job.id);
+    if (job.record.key && this.keys.get(job.record.key) === job.id) this.keys.delete(job.record.key);
+    job.emit("evicted"); // followers still behind end now, before the files go
+    job.removeAllListeners();
+    job.log?.releaseReaders();
+    this.store.remove(job.id);
+  }
+}
+
+/** When a finished job ended, as epoch ms (a record without endedAt sorts first). */
+function endTime(job: Job): number {
+  const t = Date.parse(job.record.endedAt ?? "");
+  return Number.isNaN(t) ? 0 : t;
 }
