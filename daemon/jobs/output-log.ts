@@ -169,6 +169,39 @@ export class OutputLog {
   }
 
   /**
+   * The offset after which `count` bytes of `only` (or of any stream) remain to the end of the
+   * log; fewer when the log holds fewer. It never reaches back across the omitted middle: then it
+   * is the first kept byte after it.
+   */
+  tailStart(count: number, only?: OutputStream): number {
+    let need = count;
+    let pos = this.end;
+    let segIndex = this.segments.length - 1;
+    let runIndex = this.runs.length > 0 ? this.findRun(Math.max(0, pos - 1)) : -1;
+    while (need > 0 && segIndex >= 0 && runIndex >= 0) {
+      const segment = this.segments[segIndex]!;
+      if (pos <= segment.start) {
+        const previous = this.segments[segIndex - 1];
+        if (!previous || previous.start + previous.length < segment.start) break; // the omitted middle
+        segIndex--;
+        continue;
+      }
+      const run = this.runs[runIndex]!;
+      if (pos <= run.start) {
+        runIndex--;
+        continue;
+      }
+      const low = Math.max(segment.start, run.start);
+      if (only === undefined || run.stream === only) {
+        if (pos - low >= need) return pos - need;
+        need -= pos - low;
+      }
+      pos = low;
+    }
+    return pos;
+  }
+
+  /**
    * Reads `length` log bytes at `offset` into `target` at `at`; returns how many it read. A
    * segment whose file has vanished (its job deleted under a reader) reads short and is dropped
    * from the table, so it counts as omitted from then on; it never throws for that.
