@@ -252,7 +252,12 @@ export class JobManager extends EventEmitter {
       },
       output: (stream, data) => {
         const bytes = typeof data === "string" ? Buffer.from(data) : data;
-        job.writeOutput(stream, bytes);
+        try {
+          job.writeOutput(stream, bytes);
+        } catch (err) {
+          this.outputFailed(job, err as NodeJS.ErrnoException);
+          return;
+        }
         this.outputSinceCollection += bytes.length;
         if (this.outputSinceCollection >= COLLECT_EVERY_BYTES) {
           this.outputSinceCollection = 0;
@@ -285,6 +290,24 @@ export class JobManager extends EventEmitter {
       });
   }
 
+  /**
+   * The job's output could not be written (ENOSPC, EDQUOT, EIO…): the job cannot keep the promise
+   * that its output is never lost, so it is stopped and fails with the reason; the daemon goes on.
+   */
+  private outputFailed(job: Job, err: NodeJS.ErrnoException): void {
+    if (job.outputError) return;
+    const full = err.code === "ENOSPC" || err.code === "EDQUOT";
+    job.outputError = {
+      code: "unavailable",
+      message: full
+        ? `the disk holding ${this.options.dir} is full (${err.code}), so this job's output could not be kept and the job was stopped; free space there (or lower --output-budget) and run it again`
+        : `this job's output could not be written to ${job.dir} (${err.code ?? err.message}), so the job was stopped`,
+      details: { errno: err.code ?? "unknown", keptBytes: job.log?.size ?? 0 },
+    };
+    this.options.log.error({ err, job: job.id }, "job output write failed; stopping the job");
+    this.stop(job, "output_failed", "SIGTERM", TIMEOUT_GRACE_MS);
+  }
+
   /** Notes a job's process group, so that after a crash the next daemon can stop it. */
   private recordProcess(job: Job, pid: number): void {
     job.record.pid = pid;
@@ -303,8 +326,16 @@ export class JobManager extends EventEmitter {
     if (job.stopReason === "shutdown") {
       state = "lost";
       fields.error = { code: "unavailable", message: "the daemon shut down while this job was running; its output up to then is kept" };
+    } else if (job.stopReason === "output_failed") {
+      state = "failed";
+      fields.error = job.outputError;
     } else state = job.stopReason ?? (outcome.ok ? "succeeded" : "failed");
-    job.log?.close();
+    try {
+      job.log?.close();
+    } catch (err) {
+      // Only the run index's last record is lost; a log opened later attributes the rest to the last stream.
+      this.options.log.warn({ err, job: job.id }, "could not flush the job's run index");
+    }
     job.transition(state, fields);
     this.ended.add(job);
     this.persist(job);

@@ -98,39 +98,47 @@ export class OutputLog {
   }
 
   get omittedBytes(): number {
-    let kept = 0;
-    for (const s of this.segments) kept += s.length;
-    return this.end - kept;
+    return this.end - this.keptBytes;
   }
 
-  /** Appends bytes synchronously (the page cache makes this cheap) and returns their offset. */
+  /**
+   * Appends bytes synchronously (the page cache makes this cheap) and returns their offset. A write
+   * that fails (a full disk: ENOSPC) throws, and the log then holds exactly the bytes the kernel took.
+   */
   append(stream: OutputStream, data: Buffer): number {
     const offset = this.end;
     let written = 0;
-    while (written < data.length) {
-      const seg = this.writableSegment();
-      const room = this.segmentSize - seg.length;
-      const n = Math.min(room, data.length - written);
-      writeSync(this.fd!, data, written, n);
-      seg.length += n;
-      written += n;
-      this.end += n;
-    }
-    if (this.openRun && this.openRun.stream === stream) this.openRun.length += data.length;
-    else {
-      this.closeRun();
-      this.openRun = { start: offset, length: data.length, stream };
-      this.runs.push(this.openRun);
+    try {
+      while (written < data.length) {
+        const seg = this.writableSegment();
+        const room = this.segmentSize - seg.length;
+        const n = writeSync(this.fd!, data, written, Math.min(room, data.length - written));
+        seg.length += n;
+        written += n;
+        this.end += n;
+      }
+    } finally {
+      if (written > 0) this.extendRun(stream, offset, written);
     }
     return offset;
   }
 
+  /** Bytes of this log kept on disk. */
+  get keptBytes(): number {
+    let kept = 0;
+    for (const s of this.segments) kept += s.length;
+    return kept;
+  }
+
   /** Flushes the run index and closes the file; the log stays readable. */
   close(): void {
-    this.closeRun();
-    if (this.fd !== undefined) {
-      closeSync(this.fd);
-      this.fd = undefined;
+    try {
+      this.closeRun();
+    } finally {
+      if (this.fd !== undefined) {
+        closeSync(this.fd);
+        this.fd = undefined;
+      }
     }
   }
 
@@ -294,6 +302,15 @@ export class OutputLog {
       const firstKept = this.segments[victimIndex]!.start;
       // Runs wholly inside the omitted middle are no longer needed in memory.
       this.runs = this.runs.filter((r) => r.start + r.length > firstKept || r.start < this.headLimit);
+    }
+  }
+
+  private extendRun(stream: OutputStream, offset: number, length: number): void {
+    if (this.openRun && this.openRun.stream === stream) this.openRun.length += length;
+    else {
+      this.closeRun();
+      this.openRun = { start: offset, length, stream };
+      this.runs.push(this.openRun);
     }
   }
 

@@ -22,6 +22,7 @@ export class JobStore {
   private readonly snapshotPath: string;
   private journal: number;
   private lines = 0;
+  private torn = false;
   private readonly live = new Map<string, JobRecord>();
   readonly spares: SpareDirs;
 
@@ -79,10 +80,20 @@ export class JobStore {
     void rm(this.jobDir(id), { recursive: true, force: true }).catch((err: unknown) => this.log.warn({ err, job: id }, "could not remove job directory"));
   }
 
+  /**
+   * A failed write (a full disk) is logged, never thrown: the record stays in memory and the next
+   * line that does get written starts on a fresh line, so a torn one cannot swallow it.
+   */
   private append(line: JournalLine): void {
-    writeSync(this.journal, `${JSON.stringify(line)}\n`);
-    this.lines++;
-    if (this.lines > Math.max(COMPACT_MIN_LINES, COMPACT_FACTOR * this.live.size)) this.compact();
+    try {
+      writeSync(this.journal, `${this.torn ? "\n" : ""}${JSON.stringify(line)}\n`);
+      this.torn = false;
+      this.lines++;
+      if (this.lines > Math.max(COMPACT_MIN_LINES, COMPACT_FACTOR * this.live.size)) this.compact();
+    } catch (err) {
+      this.torn = true;
+      this.log.error({ err }, "could not write the job journal; records are kept in memory");
+    }
   }
 
   /**
