@@ -14,6 +14,8 @@ export interface Config {
   allowedOrigins: readonly string[];
   maxPayloadBytes: number;
   outputCapBytes: number;
+  /** Output kept across all retained jobs; 0 = a quarter of the state volume, at most 16 GiB. */
+  outputBudgetBytes: number;
   retainJobs: number;
   heartbeatMs: number;
   nixpkgs: string;
@@ -30,6 +32,7 @@ const FILE_KEYS = [
   "allowedOrigins",
   "maxPayloadBytes",
   "outputCapBytes",
+  "outputBudgetBytes",
   "retainJobs",
   "heartbeatMs",
   "nixpkgs",
@@ -50,6 +53,7 @@ export const SETTINGS: ReadonlyArray<{ flag: string; key: keyof Config; env: str
   { flag: "allow-origin", key: "allowedOrigins", env: "HOTLINE_ALLOWED_ORIGINS", kind: "list" },
   { flag: "max-payload", key: "maxPayloadBytes", env: "HOTLINE_MAX_PAYLOAD", kind: "number" },
   { flag: "output-cap", key: "outputCapBytes", env: "HOTLINE_OUTPUT_CAP", kind: "number" },
+  { flag: "output-budget", key: "outputBudgetBytes", env: "HOTLINE_OUTPUT_BUDGET", kind: "number" },
   { flag: "retain-jobs", key: "retainJobs", env: "HOTLINE_RETAIN_JOBS", kind: "number" },
   { flag: "heartbeat-ms", key: "heartbeatMs", env: "HOTLINE_HEARTBEAT_MS", kind: "number" },
   { flag: "nixpkgs", key: "nixpkgs", env: "HOTLINE_NIXPKGS", kind: "string" },
@@ -78,6 +82,7 @@ function defaults(env: NodeJS.ProcessEnv): Config {
     allowedOrigins: [],
     maxPayloadBytes: 1024 * 1024,
     outputCapBytes: 64 * 1024 * 1024,
+    outputBudgetBytes: 0,
     retainJobs: 500,
     heartbeatMs: 30_000,
     nixpkgs: DEFAULT_NIXPKGS,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { symlinkSync } from "node:fs";
+import { statfsSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { withDaemon } from "./helpers/daemon.js";
 
@@ -22,6 +22,28 @@ describe("a full disk under a job's output", () => {
       expect((await client.ok("jobs.output", { job: job.id, limit: 10 })).data).toBe("aaaaaaaaaa");
       expect((await client.ok("shell", { command: "echo alive", wait: 10_000 })).job.state).toBe("succeeded");
       await viewer.close();
+    });
+  });
+});
+
+describe("the output budget across jobs", () => {
+  it("deletes the first-ended jobs once all output passes the budget, and reports it in state.info", async () => {
+    await withDaemon({ args: ["--output-budget", "100000"] }, async (_daemon, client) => {
+      const ids: string[] = [];
+      for (let i = 0; i < 4; i++) ids.push((await client.ok("shell", { command: "head -c 40000 /dev/zero", wait: 10_000 })).job.id);
+      const kept = (await client.ok("jobs.list", { limit: 100 })).jobs.map((j: { id: string }) => j.id);
+      expect(kept.sort()).toEqual(ids.slice(2).sort());
+      expect((await client.call("jobs.status", { job: ids[0] })).error.code).toBe("not_found");
+      const info = await client.ok("state.info");
+      expect(info.output).toEqual({ budgetBytes: 100000, usedBytes: 80000 });
+    });
+  });
+
+  it("defaults to a quarter of the state volume, at most 16 GiB", async () => {
+    await withDaemon({}, async (daemon, client) => {
+      const fs = statfsSync(daemon.dirs.state);
+      const expected = Math.max(64 * 1024 * 1024, Math.min(16 * 1024 ** 3, Math.floor(fs.blocks * fs.bsize * 0.25)));
+      expect((await client.ok("state.info")).output.budgetBytes).toBe(expected);
     });
   });
 });

@@ -25,6 +25,7 @@ export default entry(stateInfo, async (_params, { services, connection }) => {
     uptimeMs: Date.now() - services.startedAt.getTime(),
     directories: { state: services.config.stateDir, config: services.config.configDir, cache: services.config.cacheDir },
     jobs: services.jobs.counts(),
+    output: { budgetBytes: services.jobs.outputBudgetBytes, usedBytes: services.jobs.outputBytesUsed() },
     lastActivity: services.activity.lastActivity.toISOString(),
     idleMs: services.activity.idleMs,
     nix,

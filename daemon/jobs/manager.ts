@@ -10,6 +10,7 @@ import { Job, type JobControl, type JobRecord, type StopReason } from "./job.js"
 import { OutputLog } from "./output-log.js";
 import { Deadlines } from "./deadlines.js";
 import { JobStore } from "./store.js";
+import { defaultOutputBudget } from "./output-budget.js";
 import { collectYoungGarbage } from "../util/young-gc.js";
 import { isProcessStartedAt } from "../util/process-identity.js";
 import { signalGroup } from "../util/process-group.js";
@@ -39,6 +40,8 @@ export interface StartJobOptions {
 export interface JobManagerOptions {
   dir: string;
   outputCapBytes: number;
+  /** Output kept across all jobs; 0 or absent: defaultOutputBudget. */
+  outputBudgetBytes?: number;
   retainJobs: number;
   maxRunningJobs?: number;
   log: Logger;
@@ -48,6 +51,8 @@ const TIMEOUT_GRACE_MS = 2000;
 /** Output bytes (of all jobs) between two young-generation collections; see collectYoungGarbage. */
 const COLLECT_EVERY_BYTES = 4 * 1024 * 1024;
 const PROGRESS_PERSIST_MS = 1000;
+/** Output bytes (of all jobs) between two checks of the output budget. */
+const BUDGET_CHECK_BYTES = 1024 * 1024;
 
 /**
  * The job table: starts jobs, moves them through their states, persists them, and keeps the
@@ -63,12 +68,16 @@ export class JobManager extends EventEmitter {
   /** Finished jobs in the order they ended (a Set iterates in insertion order): retention's queue. */
   private readonly ended = new Set<Job>();
   private outputSinceCollection = 0;
+  private outputSinceBudgetCheck = 0;
+  /** Bytes of output all kept jobs may hold together. */
+  readonly outputBudgetBytes: number;
   private readonly deadlines = new Deadlines();
 
   constructor(private readonly options: JobManagerOptions) {
     super();
     this.maxRunning = options.maxRunningJobs ?? 256;
     this.store = new JobStore(options.dir, options.log, OutputLog.INITIAL_FILES);
+    this.outputBudgetBytes = options.outputBudgetBytes || defaultOutputBudget(options.dir, options.outputCapBytes);
   }
 
   /** Loads persisted jobs; any that were queued or running when the daemon died become `lost`. */
@@ -94,6 +103,7 @@ export class JobManager extends EventEmitter {
     }
     for (const job of restored.sort((a, b) => endTime(a) - endTime(b))) this.ended.add(job);
     this.enforceRetention();
+    this.enforceOutputBudget();
   }
 
   /** Starts (or, for a reused key with equal parameters, returns) a job. */
@@ -259,6 +269,11 @@ export class JobManager extends EventEmitter {
           return;
         }
         this.outputSinceCollection += bytes.length;
+        this.outputSinceBudgetCheck += bytes.length;
+        if (this.outputSinceBudgetCheck >= BUDGET_CHECK_BYTES) {
+          this.outputSinceBudgetCheck = 0;
+          this.enforceOutputBudget();
+        }
         if (this.outputSinceCollection >= COLLECT_EVERY_BYTES) {
           this.outputSinceCollection = 0;
           collectYoungGarbage();
@@ -343,6 +358,7 @@ export class JobManager extends EventEmitter {
     job.emit("end");
     this.emit("activity");
     this.enforceRetention();
+    this.enforceOutputBudget();
     const next = this.queue.shift();
     if (next) this.execute(next.job, next.options);
   }
@@ -370,6 +386,27 @@ export class JobManager extends EventEmitter {
   private enforceRetention(): void {
     for (const job of this.ended) {
       if (this.ended.size <= this.options.retainJobs) break;
+      this.evict(job);
+    }
+  }
+
+  /** Bytes of output kept on disk by all jobs, finished or not. */
+  outputBytesUsed(): number {
+    let used = 0;
+    for (const job of this.jobs.values()) used += job.log?.keptBytes ?? 0;
+    return used;
+  }
+
+  /**
+   * Keeps the output of all jobs within the budget by deleting finished jobs, the one that ended
+   * first going first. The job that ended last is always kept (it is bounded by the per-job cap),
+   * and running jobs are never touched.
+   */
+  private enforceOutputBudget(): void {
+    let used = this.outputBytesUsed();
+    for (const job of this.ended) {
+      if (used <= this.outputBudgetBytes || this.ended.size <= 1) break;
+      used -= job.log?.keptBytes ?? 0;
       this.evict(job);
     }
   }

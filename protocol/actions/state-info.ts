@@ -19,6 +19,7 @@ export const stateInfo = defineAction({
     uptimeMs: Type.Integer(),
     directories: Type.Object({ state: Type.String(), config: Type.String(), cache: Type.String() }),
     jobs: Type.Record(Type.String(), Type.Integer()),
+    output: Type.Object({ budgetBytes: Type.Integer(), usedBytes: Type.Integer() }, { description: "job output kept on disk, against the budget" }),
     lastActivity: Type.String(),
     idleMs: Type.Integer(),
     nix: Type.Object({ available: Type.Boolean(), version: Type.Optional(Type.String()), reason: Type.Optional(Type.String()) }),
