@@ -390,10 +390,10 @@ export class JobManager extends EventEmitter {
     }
   }
 
-  /** Bytes of output kept on disk by all jobs, finished or not. */
+  /** Bytes of output (with its run index) kept on disk by all jobs, finished or not. */
   outputBytesUsed(): number {
     let used = 0;
-    for (const job of this.jobs.values()) used += job.log?.keptBytes ?? 0;
+    for (const job of this.jobs.values()) used += job.log?.diskBytes ?? 0;
     return used;
   }
 
@@ -406,7 +406,7 @@ export class JobManager extends EventEmitter {
     let used = this.outputBytesUsed();
     for (const job of this.ended) {
       if (used <= this.outputBudgetBytes || this.ended.size <= 1) break;
-      used -= job.log?.keptBytes ?? 0;
+      used -= job.log?.diskBytes ?? 0;
       this.evict(job);
     }
   }
