@@ -51,7 +51,10 @@ export class JobStore {
         this.log.error({ err }, "snapshot.json is unreadable; replaying the journal alone");
       }
     }
-    for (const text of readFileSync(this.journalPath, "utf8").split("\n")) {
+    const journal = readFileSync(this.journalPath, "utf8");
+    // A crash mid-write left a torn last line: the next line must not be glued onto it.
+    if (journal.length > 0 && !journal.endsWith("\n")) this.torn = true;
+    for (const text of journal.split("\n")) {
       if (!text) continue;
       this.lines++;
       let line: JournalLine;
