@@ -151,7 +151,7 @@ export class JobManager extends EventEmitter {
 
   get(id: string): Job {
     const job = this.jobs.get(id);
-    if (!job) throw new ActionError("not_found", `no job ${id}; jobs.list shows the jobs kept (the newest ${this.options.retainJobs} finished ones)`, { path: "/job" });
+    if (!job) throw new ActionError("not_found", `no job ${id}; jobs.list shows the jobs kept (the ${this.options.retainJobs} that finished last)`, { path: "/job" });
     return job;
   }
 
@@ -317,7 +317,7 @@ export class JobManager extends EventEmitter {
       message: full
         ? `the disk holding ${this.options.dir} is full (${err.code}), so this job's output could not be kept and the job was stopped; free space there (or lower --output-budget) and run it again`
         : `this job's output could not be written to ${job.dir} (${err.code ?? err.message}), so the job was stopped`,
-      details: { errno: err.code ?? "unknown", keptBytes: job.log?.size ?? 0 },
+      details: { errno: err.code ?? "unknown", outputBytes: job.log?.size ?? 0 },
     };
     this.options.log.error({ err, job: job.id }, "job output write failed; stopping the job");
     this.stop(job, "output_failed", "SIGTERM", TIMEOUT_GRACE_MS);
