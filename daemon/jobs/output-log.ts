@@ -130,7 +130,7 @@ export class OutputLog {
     const offset = this.end;
     let written = 0;
     while (written < data.length) {
-      const seg = this.writableSegment();
+      const seg = this.writableSegment(this.openRun?.stream !== stream);
       let run = this.openRun;
       if (!run || run.stream !== stream) {
         this.closeRun();
@@ -313,9 +313,11 @@ export class OutputLog {
     return lo;
   }
 
-  private writableSegment(): Segment {
+  /** The segment to write to; `newRun`: the write starts a run, so it needs room for one more. */
+  private writableSegment(newRun: boolean): Segment {
     const last = this.segments.at(-1);
-    if (last && this.fd !== undefined && weight(last) < this.segmentSize) return last;
+    const needed = newRun && last && last.runs > 0 ? RUN_COST : 0;
+    if (last && this.fd !== undefined && weight(last) + needed < this.segmentSize) return last;
     // Runs never span segments: each segment's index describes its own bytes.
     this.closeRun();
     this.closeFiles();
