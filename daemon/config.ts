@@ -26,6 +26,8 @@ export interface Config {
   allowedOrigins: readonly string[];
   maxPayloadBytes: number;
   outputCapBytes: number;
+  /** Output kept across all retained jobs; 0 = a quarter of the state volume, at most 16 GiB. */
+  outputBudgetBytes: number;
   retainJobs: number;
   heartbeatMs: number;
   maxConnections: number;
@@ -44,6 +46,7 @@ const FILE_KEYS = [
   "allowedOrigins",
   "maxPayloadBytes",
   "outputCapBytes",
+  "outputBudgetBytes",
   "retainJobs",
   "heartbeatMs",
   "maxConnections",
@@ -69,6 +72,7 @@ export const SETTINGS: ReadonlyArray<{ flag: string; key: keyof Config | CacheKe
   { flag: "allow-origin", key: "allowedOrigins", env: "HOTLINE_ALLOWED_ORIGINS", kind: "list" },
   { flag: "max-payload", key: "maxPayloadBytes", env: "HOTLINE_MAX_PAYLOAD", kind: "number" },
   { flag: "output-cap", key: "outputCapBytes", env: "HOTLINE_OUTPUT_CAP", kind: "number" },
+  { flag: "output-budget", key: "outputBudgetBytes", env: "HOTLINE_OUTPUT_BUDGET", kind: "number" },
   { flag: "retain-jobs", key: "retainJobs", env: "HOTLINE_RETAIN_JOBS", kind: "number" },
   { flag: "heartbeat-ms", key: "heartbeatMs", env: "HOTLINE_HEARTBEAT_MS", kind: "number" },
   { flag: "max-connections", key: "maxConnections", env: "HOTLINE_MAX_CONNECTIONS", kind: "number" },
@@ -102,6 +106,7 @@ function defaults(env: NodeJS.ProcessEnv): Config {
     allowedOrigins: [],
     maxPayloadBytes: 1024 * 1024,
     outputCapBytes: 64 * 1024 * 1024,
+    outputBudgetBytes: 0,
     retainJobs: 500,
     heartbeatMs: 30_000,
     maxConnections: 64,

@@ -58,7 +58,7 @@ export async function runDaemon(argv: string[]): Promise<void> {
   keepServingOnUncaughtErrors(log);
   const tokens = new TokenStore(config.configDir);
   const activity = new Activity();
-  const jobs = new JobManager({ dir: join(config.stateDir, "jobs"), outputCapBytes: config.outputCapBytes, retainJobs: config.retainJobs, log });
+  const jobs = new JobManager({ dir: join(config.stateDir, "jobs"), outputCapBytes: config.outputCapBytes, outputBudgetBytes: config.outputBudgetBytes, retainJobs: config.retainJobs, log });
   jobs.restore();
   jobs.on("activity", () => activity.touch());
   const build = loadBuildInfo();

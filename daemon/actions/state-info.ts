@@ -47,6 +47,7 @@ export default entry(stateInfo, async (_params, { services, connection }) => {
     uptimeMs: Date.now() - services.startedAt.getTime(),
     directories: directories(services.config, fixed.system),
     jobs: services.jobs.counts(),
+    output: { budgetBytes: services.jobs.outputBudgetBytes, usedBytes: services.jobs.outputBytesUsed() },
     lastActivity: services.activity.lastActivity.toISOString(),
     idleMs: services.activity.idleMs,
     nix,

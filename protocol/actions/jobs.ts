@@ -36,6 +36,8 @@ export const jobsOutput = defineAction({
     {
       job: JobId,
       from: Type.Optional(Offset),
+      /** Instead of `from`: start this many bytes (of `stream`, when given) before the end, moved forward to a line start. */
+      tail: Type.Optional(Type.Integer({ minimum: 1, maximum: 4194304 })),
       limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 4194304 })),
       stream: Type.Optional(OutputStream),
     },
@@ -109,6 +111,8 @@ export const jobsCancel = defineAction({
         Type.Union(["SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGKILL", "SIGUSR1", "SIGUSR2"].map((s) => Type.Literal(s))),
       ),
       graceMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 600000 })),
+      /** Wait up to this many ms for the job to end, so the reply shows its final state. */
+      wait: Type.Optional(Type.Integer({ minimum: 0, maximum: 600000 })),
     },
     { additionalProperties: false },
   ),

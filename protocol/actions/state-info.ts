@@ -34,6 +34,7 @@ export const stateInfo = defineAction({
       { description: "Absolute paths; a directory may not exist yet until something is written there." },
     ),
     jobs: Type.Record(Type.String(), Type.Integer()),
+    output: Type.Object({ budgetBytes: Type.Integer(), usedBytes: Type.Integer() }, { description: "job output kept on disk, against the budget" }),
     lastActivity: Type.String(),
     idleMs: Type.Integer(),
     nix: Type.Object({ available: Type.Boolean(), version: Type.Optional(Type.String()), flakes: Type.Boolean(), reason: Type.Optional(Type.String()) }),
