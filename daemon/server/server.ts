@@ -7,6 +7,7 @@ import type { Dispatcher } from "../dispatch/dispatcher.js";
 import type { TokenStore } from "../tokens/store.js";
 import { Connection } from "./connection.js";
 import { checkUpgrade } from "./upgrade-guard.js";
+import { routeHttp, type HttpRoute } from "./http-routes.js";
 
 export interface ServerOptions {
   host: string;
@@ -18,6 +19,8 @@ export interface ServerOptions {
   tokens: TokenStore;
   dispatcher: Dispatcher;
   log: Logger;
+  /** Plain-HTTP endpoints beside the WebSocket (see http-routes.ts); none by default. */
+  httpRoutes?: readonly HttpRoute[];
 }
 
 /**
@@ -46,10 +49,7 @@ export class HotlineServer {
 
   constructor(private readonly options: ServerOptions) {
     this.wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayloadBytes * HARD_LIMIT_FACTOR, perMessageDeflate: false });
-    this.http = createServer((_req, res) => {
-      res.writeHead(426, { "Content-Type": "application/json" });
-      res.end(JSON.stringify({ ok: false, error: { code: "invalid_request", message: "this endpoint speaks WebSocket only" } }));
-    });
+    this.http = createServer(routeHttp(options.httpRoutes ?? [], options.log));
     options.tokens.onRevoke((tokenId) =>
       // After the current turn, so the revoking request's own reply goes out first.
       setImmediate(() => this.connections.forEach((c) => c.tokenId === tokenId && c.revoke(`token ${tokenId} has been revoked`))),
