@@ -24,7 +24,8 @@ function joinPathList(fragments: string[], existing: string | undefined): string
 
 /**
  * A job's environment: the daemon's (minus its own variables), then the workspace's prepared
- * environment, then the job's own `env`, which wins; path lists from the workspace are prepended.
+ * environment, then the job's own `env`, which wins outright: a variable the job sets is used
+ * exactly as given, so the workspace's path lists are prepended only to the ones it leaves alone.
  */
 export function composeJobEnvironment(
   base: Record<string, string>,
@@ -33,6 +34,8 @@ export function composeJobEnvironment(
 ): Record<string, string> {
   if (!workspace && !own) return base; // spawn only reads it
   const env: Record<string, string> = { ...base, ...(workspace?.set ?? {}), ...(own ?? {}) };
-  for (const [name, fragments] of Object.entries(workspace?.prepend ?? {})) env[name] = joinPathList(fragments, env[name]);
+  for (const [name, fragments] of Object.entries(workspace?.prepend ?? {})) {
+    if (own?.[name] === undefined) env[name] = joinPathList(fragments, env[name]);
+  }
   return env;
 }
