@@ -1,12 +1,18 @@
 import { isDaemonVariable } from "../config.js";
+import { isLauncherVariable, launchedByPackageManager, withoutLauncherPath } from "./launcher-env.js";
 import type { WorkspaceEnvironment } from "./resolver.js";
 
-/** The daemon's own environment with everything of the daemon's removed; computed once. */
+/**
+ * The daemon's own environment with everything of the daemon's removed — its `HOTLINE_*` settings,
+ * and what a package manager that launched it added (see launcher-env.ts); computed once.
+ */
 export function baseJobEnvironment(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const launched = launchedByPackageManager(env);
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined || isDaemonVariable(name)) continue;
-    out[name] = value;
+    if (launched && isLauncherVariable(name)) continue;
+    out[name] = launched && name === "PATH" ? withoutLauncherPath(value) : value;
   }
   return out;
 }
