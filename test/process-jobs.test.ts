@@ -37,3 +37,36 @@ describe("process jobs: the launcher's environment stays out", () => {
     expect(env).toMatch(new RegExp(`^PATH=${systemPath}$`, "m"));
   });
 });
+
+describe("terminal jobs on a fresh daemon started from a plain xterm with LANG=C", () => {
+  const t = useDaemon({ env: { TERM: "xterm", LANG: "C" } });
+
+  // Must stay the first terminal of this daemon: it proves the start reply's `running` holds at once.
+  it("takes input and resize sent right after the first terminal's start reply", async () => {
+    const { job } = await t.client.ok("shell", { command: 'read line; stty size; echo "got $line"', pty: { cols: 80, rows: 24 } });
+    expect(job.state).toBe("running");
+    const [resized, typed] = await Promise.all([
+      t.client.call("jobs.resize", { job: job.id, cols: 100, rows: 30 }),
+      t.client.call("jobs.input", { job: job.id, data: "hi\r" }),
+    ]);
+    expect(resized.error).toBeUndefined();
+    expect(typed.error).toBeUndefined();
+    const { job: final } = await t.client.ok("jobs.wait", { job: job.id, timeoutMs: 10_000 });
+    expect(final.state).toBe("succeeded");
+    const out = (await t.client.ok("jobs.output", { job: job.id })).data as string;
+    expect(out).toContain("30 100\r\n");
+    expect(out).toContain("got hi\r\n");
+  });
+
+  it("advertises 256 colours, true colour and a UTF-8 LC_CTYPE; the job's own env and LC_ALL stay as given", async () => {
+    const show = 'echo "[$TERM|$COLORTERM|$LC_CTYPE|$LC_ALL]"';
+    const plain = await t.client.ok("shell", { command: show, pty: { cols: 80, rows: 24 }, wait: 10_000 });
+    expect(plain.output.data).toContain("[xterm-256color|truecolor|C.UTF-8|]");
+    const own = await t.client.ok("shell", { command: show, pty: { cols: 80, rows: 24 }, env: { TERM: "vt100", LC_ALL: "C" }, wait: 10_000 });
+    expect(own.output.data).toContain("[vt100|truecolor|C.UTF-8|C]");
+    const utf8 = await t.client.ok("shell", { command: show, pty: { cols: 80, rows: 24 }, env: { LANG: "en_US.UTF-8" }, wait: 10_000 });
+    expect(utf8.output.data).toContain("[xterm-256color|truecolor||]");
+    const pipes = await t.client.ok("shell", { command: show, wait: 10_000 });
+    expect(pipes.output.data).toBe("[xterm|||]\n");
+  });
+});

@@ -3,6 +3,7 @@ import { homedir } from "node:os";
 import type { InlineOutput, JobStatus } from "../../protocol/common.js";
 import { ActionError } from "../../protocol/errors.js";
 import { composeJobEnvironment } from "../environment/job-env.js";
+import { terminalEnvironment } from "../environment/terminal-env.js";
 import type { JobOutcome } from "../jobs/manager.js";
 import { startProcess, type ProcessExit } from "../runners/process.js";
 import type { ActionContext } from "./context.js";
@@ -41,6 +42,20 @@ function outcomeOf(exit: ProcessExit): JobOutcome {
   return { ok: false, exitCode: exit.exitCode ?? 1 };
 }
 
+let terminalRunner: Promise<typeof import("../runners/pty.js")> | undefined;
+
+/**
+ * node-pty loads with the first terminal (most daemons never open one), and before that job
+ * starts: a job that is `running` in the start reply must take input and resize at once.
+ */
+function loadTerminalRunner(): Promise<typeof import("../runners/pty.js")> {
+  terminalRunner ??= import("../runners/pty.js").catch((err: unknown) => {
+    terminalRunner = undefined;
+    throw new ActionError("unavailable", `terminals are unavailable: node-pty did not load (${(err as Error).message}); run the command without "pty"`, { path: "/pty" });
+  });
+  return terminalRunner;
+}
+
 /**
  * Starts a process job (pipes or a terminal) with the workspace's prepared environment, and with
  * `wait` answers in the same reply when the job ends in time.
@@ -49,6 +64,7 @@ export async function startProcessJob(req: ProcessJobRequest, ctx: ActionContext
   const { services } = ctx;
   const cwd = req.cwd ?? homedir();
   checkCwd(cwd);
+  const terminal = req.pty ? await loadTerminalRunner() : undefined;
   const job = services.jobs.start({
     kind: req.kind,
     title: req.title,
@@ -60,8 +76,8 @@ export async function startProcessJob(req: ProcessJobRequest, ctx: ActionContext
       // Resolved at spawn time so a prepare that finishes while the job waits in the queue applies.
       const env = composeJobEnvironment(services.baseEnv, services.env.resolver.resolve(cwd), req.env);
       const spec = { argv: req.argv, cwd, env, stdin: req.stdin };
-      // node-pty loads with the first terminal: most daemons never open one.
-      const started = req.pty ? (await import("../runners/pty.js")).startPty({ ...spec, ...req.pty }, jobCtx) : startProcess(spec, jobCtx);
+      // Synchronous from here to setControl: the reply that says `running` already accepts input and resize.
+      const started = terminal && req.pty ? terminal.startPty({ ...spec, env: terminalEnvironment(env, req.env), ...req.pty }, jobCtx) : startProcess(spec, jobCtx);
       jobCtx.setControl(started.control);
       return outcomeOf(await started.done);
     },

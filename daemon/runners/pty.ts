@@ -22,7 +22,7 @@ export function startPty(
       cols: spec.cols,
       rows: spec.rows,
       cwd: spec.cwd,
-      env: { TERM: "xterm-256color", ...spec.env },
+      env: spec.env,
       encoding: null,
     } as Parameters<typeof spawn>[2]);
   } catch (err) {
