@@ -70,3 +70,36 @@ describe("terminal jobs on a fresh daemon started from a plain xterm with LANG=C
     expect(pipes.output.data).toBe("[xterm|||]\n");
   });
 });
+
+describe("process jobs: what exec cannot take", () => {
+  const t = useDaemon({ args: ["--max-payload", String(8 * 1024 * 1024)] });
+  // Exactly the 128 KiB the schema allows: one byte too many for exec once its NUL is counted.
+  const big = "a".repeat(128 * 1024);
+
+  it("refuses a command, argument or variable over 128 KiB with limit_exceeded naming the field", async () => {
+    const command = await t.client.call("shell", { command: `echo ${big.slice(5)}` });
+    expect(command.error).toMatchObject({ code: "limit_exceeded", path: "/command" });
+    expect(command.error.message).toMatch(/128 KiB.*stdin/);
+    const arg = await t.client.call("shell", { command: ["echo", big] });
+    expect(arg.error).toMatchObject({ code: "limit_exceeded", path: "/command/1" });
+    const env = await t.client.call("shell", { command: "true", env: { BIG: big } });
+    expect(env.error).toMatchObject({ code: "limit_exceeded", path: "/env/BIG" });
+    expect(env.error.message).toContain("BIG");
+    const terminal = await t.client.call("shell", { command: ["echo", big], pty: { cols: 80, rows: 24 } });
+    expect(terminal.error).toMatchObject({ code: "limit_exceeded", path: "/command/1" });
+  });
+
+  it("refuses arguments and environment over exec's total with limit_exceeded", async () => {
+    const env = Object.fromEntries(Array.from({ length: 24 }, (_, i) => [`PART_${i}`, "b".repeat(100 * 1024)]));
+    const reply = await t.client.call("shell", { command: "true", env });
+    expect(reply.error).toMatchObject({ code: "limit_exceeded" });
+    expect(reply.error.message).toMatch(/together.*stdin/);
+  });
+
+  it("reports a file that is not executable as invalid_request with exit code 126", async () => {
+    const result = await t.client.ok("shell", { command: ["/etc/passwd"], wait: 10_000 });
+    expect(result.job).toMatchObject({ state: "failed", exitCode: 126 });
+    expect(result.job.error.code).toBe("invalid_request");
+    expect(result.job.error.message).toMatch(/chmod \+x/);
+  });
+});

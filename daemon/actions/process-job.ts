@@ -1,11 +1,13 @@
 import { statSync } from "node:fs";
 import { homedir } from "node:os";
 import type { InlineOutput, JobStatus } from "../../protocol/common.js";
-import { ActionError } from "../../protocol/errors.js";
+import { ActionError, type ErrorCode } from "../../protocol/errors.js";
 import { composeJobEnvironment } from "../environment/job-env.js";
+import type { WorkspaceEnvironment } from "../environment/resolver.js";
 import { terminalEnvironment } from "../environment/terminal-env.js";
 import type { JobOutcome } from "../jobs/manager.js";
 import { startProcess, type ProcessExit } from "../runners/process.js";
+import { checkExecSize } from "../util/exec-limits.js";
 import type { ActionContext } from "./context.js";
 import { inlineOutput } from "./inline-output.js";
 
@@ -23,6 +25,8 @@ export interface ProcessJobRequest {
   pty?: { cols: number; rows: number };
   wait?: number;
   key?: string;
+  /** The request field an argv entry came from (JSON Pointer), for errors that name it. */
+  argPath?: (index: number) => string | undefined;
 }
 
 function checkCwd(cwd: string): void {
@@ -35,11 +39,38 @@ function checkCwd(cwd: string): void {
   if (!isDir) throw new ActionError("invalid_request", `cwd ${cwd} is not an existing directory`, { path: "/cwd" });
 }
 
+/** The wire code of a process that could not be started, by the errno of its spawn. */
+function spawnErrorCode(errno: string | undefined): ErrorCode {
+  switch (errno) {
+    case "E2BIG":
+      return "limit_exceeded";
+    case "EACCES":
+    case "ENOEXEC":
+    case "ENOTDIR":
+      return "invalid_request";
+    case "EAGAIN":
+    case "EMFILE":
+    case "ENFILE":
+    case "ENOMEM":
+      return "unavailable";
+    default:
+      return "not_found";
+  }
+}
+
 function outcomeOf(exit: ProcessExit): JobOutcome {
-  if (exit.spawnError !== undefined) return { ok: false, exitCode: 127, error: { code: "not_found", message: exit.spawnError } };
+  if (exit.spawnError !== undefined) {
+    const code = spawnErrorCode(exit.spawnErrno);
+    // As a shell reports it: 127 for a command that is not there, 126 for one that cannot run.
+    return { ok: false, exitCode: code === "not_found" ? 127 : 126, error: { code, message: exit.spawnError } };
+  }
   if (exit.signal !== undefined) return { ok: false, signal: exit.signal };
   if (exit.exitCode === 0) return { ok: true, exitCode: 0 };
   return { ok: false, exitCode: exit.exitCode ?? 1 };
+}
+
+function sameEnvironment(a: WorkspaceEnvironment | null, b: WorkspaceEnvironment | null): boolean {
+  return a === b || (a !== null && b !== null && a.set === b.set && a.prepend === b.prepend);
 }
 
 let terminalRunner: Promise<typeof import("../runners/pty.js")> | undefined;
@@ -65,6 +96,13 @@ export async function startProcessJob(req: ProcessJobRequest, ctx: ActionContext
   const cwd = req.cwd ?? homedir();
   checkCwd(cwd);
   const terminal = req.pty ? await loadTerminalRunner() : undefined;
+  const environmentAt = (): { workspace: WorkspaceEnvironment | null; env: Record<string, string> } => {
+    const workspace = services.env.resolver.resolve(cwd);
+    return { workspace, env: composeJobEnvironment(services.baseEnv, workspace, req.env) };
+  };
+  const requested = environmentAt();
+  // What execve would refuse (E2BIG) is refused in this reply, naming the field, not as a failed job.
+  checkExecSize(req.argv, requested.env, req.env, req.argPath);
   const job = services.jobs.start({
     kind: req.kind,
     title: req.title,
@@ -73,8 +111,9 @@ export async function startProcessJob(req: ProcessJobRequest, ctx: ActionContext
     timeoutMs: req.timeoutMs,
     cwd,
     run: async (jobCtx) => {
-      // Resolved at spawn time so a prepare that finishes while the job waits in the queue applies.
-      const env = composeJobEnvironment(services.baseEnv, services.env.resolver.resolve(cwd), req.env);
+      // Resolved again at spawn time so a prepare that finishes while the job waits in the queue applies.
+      const now = environmentAt();
+      const env = sameEnvironment(now.workspace, requested.workspace) ? requested.env : now.env;
       const spec = { argv: req.argv, cwd, env, stdin: req.stdin };
       // Synchronous from here to setControl: the reply that says `running` already accepts input and resize.
       const started = terminal && req.pty ? terminal.startPty({ ...spec, env: terminalEnvironment(env, req.env), ...req.pty }, jobCtx) : startProcess(spec, jobCtx);

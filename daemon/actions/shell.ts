@@ -21,6 +21,7 @@ export default entry(shell, async (params, ctx) => {
       pty: params.pty,
       wait: params.wait,
       key: params.key,
+      argPath: (i) => (typeof params.command === "string" ? (i === 2 ? "/command" : undefined) : `/command/${i}`),
     },
     ctx,
   );
