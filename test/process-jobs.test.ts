@@ -1,4 +1,5 @@
-import { describe, expect, it } from "vitest";
+import { execFileSync } from "node:child_process";
+import { afterAll, describe, expect, it } from "vitest";
 import { useDaemon } from "./helpers/daemon.js";
 
 describe("process jobs: titles", () => {
@@ -101,5 +102,60 @@ describe("process jobs: what exec cannot take", () => {
     expect(result.job).toMatchObject({ state: "failed", exitCode: 126 });
     expect(result.job.error.code).toBe("invalid_request");
     expect(result.job.error.message).toMatch(/chmod \+x/);
+  });
+});
+
+/** Pids of live processes whose command line starts with `prefix` (not zombies, not the job's bash -c). */
+function processesRunning(prefix: string): number[] {
+  const out = execFileSync("ps", ["-e", "-o", "pid=,stat=,args="], { encoding: "utf8" });
+  return out
+    .split("\n")
+    .map((l) => /^\s*(\d+)\s+(\S+)\s+(.*)$/.exec(l))
+    .filter((m): m is RegExpExecArray => m !== null && !m[2]!.startsWith("Z") && m[3]!.startsWith(prefix))
+    .map((m) => Number(m[1]));
+}
+
+describe("process jobs: processes that leave the job's group", () => {
+  const t = useDaemon();
+  const stray = (n: number): string => `sleep ${987_000 + n}`;
+  /** Shell that returns only once the stray runs, so a test never passes by looking too early. */
+  const untilRunning = (n: number): string => `until pgrep -xf '${stray(n)}' >/dev/null; do sleep 0.02; done; echo started`;
+  afterAll(() => {
+    // Leftovers of a failing run must not outlive the test.
+    for (let n = 0; n < 4; n++) for (const pid of processesRunning(stray(n))) process.kill(pid, "SIGKILL");
+  });
+
+  it("marks every process of a job with AGENT_JOB_ID, over the job's own value", async () => {
+    const result = await t.client.ok("shell", { command: 'echo "$AGENT_JOB_ID"', env: { AGENT_JOB_ID: "mine" }, wait: 10_000 });
+    expect(result.output.data).toBe(`${result.job.id}\n`);
+  });
+
+  it("stops a setsid grandchild after the job ends", async () => {
+    const result = await t.client.ok("shell", { command: `setsid ${stray(0)} </dev/null >/dev/null 2>&1 & ${untilRunning(0)}`, wait: 10_000 });
+    expect(result.job.state).toBe("succeeded");
+    await expect.poll(() => processesRunning(stray(0)), { timeout: 15_000, interval: 100 }).toEqual([]);
+  });
+
+  it("ends a job whose setsid grandchild holds its output pipes, and stops that grandchild", async () => {
+    const result = await t.client.ok("shell", { command: `setsid ${stray(1)} & ${untilRunning(1)}`, wait: 20_000 });
+    expect(result.job.state).toBe("succeeded");
+    expect(result.output.data).toBe("started\n");
+    expect(processesRunning(stray(1))).toEqual([]);
+  });
+
+  it("stops a setsid grandchild on cancel", async () => {
+    const { job } = await t.client.ok("shell", { command: `setsid ${stray(2)} </dev/null >/dev/null 2>&1 & ${untilRunning(2)}; sleep 600` });
+    await t.client.ok("jobs.follow", { job: job.id });
+    await t.client.waitFor((f) => f.event === "job.output" && f.job === job.id);
+    await t.client.ok("jobs.cancel", { job: job.id, graceMs: 500 });
+    const exit = await t.client.waitForExit(job.id);
+    expect(exit.status.state).toBe("cancelled");
+    await expect.poll(() => processesRunning(stray(2)), { timeout: 15_000, interval: 100 }).toEqual([]);
+  });
+
+  it("also stops a stray that ignores SIGTERM, with SIGKILL after the grace", async () => {
+    const result = await t.client.ok("shell", { command: `setsid bash -c "trap '' TERM; exec ${stray(3)}" </dev/null >/dev/null 2>&1 & ${untilRunning(3)}`, wait: 10_000 });
+    expect(result.job.state).toBe("succeeded");
+    await expect.poll(() => processesRunning(stray(3)), { timeout: 15_000, interval: 100 }).toEqual([]);
   });
 });

@@ -8,6 +8,7 @@ import { terminalEnvironment } from "../environment/terminal-env.js";
 import type { JobOutcome } from "../jobs/manager.js";
 import { startProcess, type ProcessExit } from "../runners/process.js";
 import { checkExecSize } from "../util/exec-limits.js";
+import { JOB_MARKER } from "../util/job-descendants.js";
 import type { ActionContext } from "./context.js";
 import { inlineOutput } from "./inline-output.js";
 
@@ -113,8 +114,10 @@ export async function startProcessJob(req: ProcessJobRequest, ctx: ActionContext
     run: async (jobCtx) => {
       // Resolved again at spawn time so a prepare that finishes while the job waits in the queue applies.
       const now = environmentAt();
-      const env = sameEnvironment(now.workspace, requested.workspace) ? requested.env : now.env;
-      const spec = { argv: req.argv, cwd, env, stdin: req.stdin };
+      const composed = sameEnvironment(now.workspace, requested.workspace) ? requested.env : now.env;
+      // The marker goes last, over any value the job gave it: it is how the job's strays are found.
+      const env = { ...composed, [JOB_MARKER]: jobCtx.id };
+      const spec = { argv: req.argv, cwd, env, stdin: req.stdin, jobId: jobCtx.id };
       // Synchronous from here to setControl: the reply that says `running` already accepts input and resize.
       const started = terminal && req.pty ? terminal.startPty({ ...spec, env: terminalEnvironment(env, req.env), ...req.pty }, jobCtx) : startProcess(spec, jobCtx);
       jobCtx.setControl(started.control);

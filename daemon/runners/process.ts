@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import type { RunContext } from "./context.js";
 import { EXEC_SIZE_ADVICE } from "../util/exec-limits.js";
+import { reapMarked } from "../util/job-descendants.js";
 import { reapGroup, signalGroup } from "../util/process-group.js";
 
 export interface ProcessSpec {
@@ -10,6 +11,8 @@ export interface ProcessSpec {
   env: Record<string, string>;
   /** A string is written then stdin closes; true keeps stdin open for input; false/absent: EOF at once. */
   stdin?: string | boolean;
+  /** The job whose marker (JOB_MARKER in env) its processes carry: at exit, any of them left outside the group are stopped too. */
+  jobId?: string;
 }
 
 /** How the job layer drives a running process. */
@@ -80,7 +83,10 @@ export function startProcess(spec: ProcessSpec, ctx: RunContext): { control: Pro
     signalGroup(child.pid, "SIGKILL");
   };
   ctx.signal.addEventListener("abort", onAbort, { once: true });
-  child.once("exit", () => reapGroup(child.pid));
+  child.once("exit", () => {
+    reapGroup(child.pid);
+    if (spec.jobId !== undefined) reapMarked(spec.jobId);
+  });
 
   const control: ProcessControl = {
     pid: child.pid,

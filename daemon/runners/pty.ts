@@ -2,6 +2,7 @@ import { constants } from "node:os";
 import { spawn } from "node-pty";
 import type { RunContext } from "./context.js";
 import type { ProcessControl, ProcessExit, ProcessSpec } from "./process.js";
+import { reapMarked } from "../util/job-descendants.js";
 import { reapGroup, signalGroup } from "../util/process-group.js";
 
 const SIGNAL_NAMES = new Map(Object.entries(constants.signals).map(([name, n]) => [n as number, name]));
@@ -40,6 +41,7 @@ export function startPty(
     term.onExit(({ exitCode, signal }) => {
       ctx.signal.removeEventListener("abort", onAbort);
       reapGroup(term.pid);
+      if (spec.jobId !== undefined) reapMarked(spec.jobId);
       if (signal) resolve({ signal: SIGNAL_NAMES.get(signal) ?? `SIG${signal}` });
       else resolve({ exitCode });
     });
