@@ -159,3 +159,54 @@ describe("process jobs: processes that leave the job's group", () => {
     await expect.poll(() => processesRunning(stray(3)), { timeout: 15_000, interval: 100 }).toEqual([]);
   });
 });
+
+describe("process jobs: input with backpressure", () => {
+  const t = useDaemon();
+  const piece = "x".repeat(900 * 1024); // under the 1 MiB frame limit with its JSON around it
+
+  it("answers written only for bytes the job took; a job that does not read gets a conflict at the deadline", async () => {
+    const { job } = await t.client.ok("shell", { command: "sleep 600", stdin: true });
+    const reply = await t.client.call("jobs.input", { job: job.id, data: piece, timeoutMs: 1000 });
+    expect(reply.error).toMatchObject({ code: "conflict", path: "/data" });
+    expect(reply.error.details.written).toBeLessThan(piece.length);
+    expect(reply.error.message).toMatch(/not reading its input/);
+    await t.client.ok("jobs.cancel", { job: job.id, graceMs: 500 });
+    await t.client.ok("jobs.wait", { job: job.id, timeoutMs: 10_000 });
+  });
+
+  it("bounds the input waiting for a job: past 4 MiB a request is refused whole with limit_exceeded", async () => {
+    const { job } = await t.client.ok("shell", { command: "sleep 600", stdin: true });
+    const replies = Array.from({ length: 5 }, () => t.client.call("jobs.input", { job: job.id, data: piece, timeoutMs: 60_000 }));
+    const refused = await replies[4]!;
+    expect(refused.error).toMatchObject({ code: "limit_exceeded", path: "/data" });
+    expect(refused.error.message).toMatch(/wait for the replies to earlier jobs.input/);
+    // Ending the job answers the waiting ones: they were not written.
+    await t.client.ok("jobs.cancel", { job: job.id, graceMs: 500 });
+    for (const reply of await Promise.all(replies.slice(0, 4))) expect(reply.error?.code).toBe("conflict");
+  });
+
+  it("delivers every byte, in order, to a job that reads", async () => {
+    const { job } = await t.client.ok("shell", { command: "sha256sum", stdin: true });
+    for (const mark of ["a", "b", "c"]) {
+      expect((await t.client.ok("jobs.input", { job: job.id, data: mark + piece })).written).toBe(piece.length + 1);
+    }
+    await t.client.ok("jobs.input", { job: job.id, eof: true });
+    const { job: final } = await t.client.ok("jobs.wait", { job: job.id, timeoutMs: 10_000 });
+    expect(final.state).toBe("succeeded");
+    const { createHash } = await import("node:crypto");
+    const expected = createHash("sha256").update(`a${piece}b${piece}c${piece}`).digest("hex");
+    expect((await t.client.ok("jobs.output", { job: job.id })).data).toContain(expected);
+  });
+
+  it("gives a terminal that does not read the same backpressure", async () => {
+    // Raw mode: a terminal in line mode takes (and drops) what overflows its line buffer instead.
+    const { job } = await t.client.ok("shell", { command: "stty raw -echo; echo ready; sleep 600", pty: { cols: 80, rows: 24 } });
+    await t.client.ok("jobs.follow", { job: job.id });
+    await t.client.waitFor(() => t.client.outputOf(job.id).toString().includes("ready"));
+    const reply = await t.client.call("jobs.input", { job: job.id, data: piece, timeoutMs: 1000 });
+    expect(reply.error).toMatchObject({ code: "conflict", path: "/data" });
+    expect(reply.error.details.written).toBeLessThan(piece.length);
+    await t.client.ok("jobs.cancel", { job: job.id, graceMs: 500 });
+    await t.client.ok("jobs.wait", { job: job.id, timeoutMs: 10_000 });
+  });
+});

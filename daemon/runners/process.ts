@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import type { RunContext } from "./context.js";
 import { EXEC_SIZE_ADVICE } from "../util/exec-limits.js";
+import { InputQueue } from "../util/input-queue.js";
 import { reapMarked } from "../util/job-descendants.js";
 import { reapGroup, signalGroup } from "../util/process-group.js";
 
@@ -19,7 +20,8 @@ export interface ProcessSpec {
 export interface ProcessControl {
   /** The process (and process group) id, when it started. */
   pid?: number;
-  input(data: Buffer, eof: boolean): number;
+  /** Resolves with the bytes the job took (-1: it has no open input); see InputQueue for the refusals. */
+  input(data: Buffer, eof: boolean, timeoutMs: number): Promise<number>;
   kill(signal: NodeJS.Signals): void;
   resize?(cols: number, rows: number): void;
 }
@@ -48,7 +50,7 @@ function describeSpawnError(file: string, err: NodeJS.ErrnoException): string {
 /** A job whose process never started: nothing to control, and its end is already known. */
 function notStarted(file: string, err: NodeJS.ErrnoException): { control: ProcessControl; done: Promise<ProcessExit> } {
   return {
-    control: { input: () => -1, kill: () => {} },
+    control: { input: async () => -1, kill: () => {} },
     done: Promise.resolve({ spawnError: describeSpawnError(file, err), spawnErrno: err.code }),
   };
 }
@@ -88,14 +90,19 @@ export function startProcess(spec: ProcessSpec, ctx: RunContext): { control: Pro
     if (spec.jobId !== undefined) reapMarked(spec.jobId);
   });
 
+  const stdin = spec.stdin === true ? child.stdin : null;
+  const input = stdin
+    ? new InputQueue(
+        spec.jobId ?? String(child.pid),
+        (piece) => new Promise<void>((resolve, reject) => stdin.write(piece, (err) => (err ? reject(err) : resolve()))),
+        () => stdin.end(),
+      )
+    : undefined;
   const control: ProcessControl = {
     pid: child.pid,
-    input(data, eof) {
-      const stdin = child.stdin;
-      if (!stdin || stdin.writableEnded || stdin.destroyed) return -1;
-      if (data.length) stdin.write(data);
-      if (eof) stdin.end();
-      return data.length;
+    async input(data, eof, timeoutMs) {
+      if (!input || !stdin || stdin.writableEnded || stdin.destroyed) return -1;
+      return input.write(data, eof, timeoutMs);
     },
     kill(signal) {
       signalGroup(child.pid, signal);
