@@ -97,13 +97,10 @@ export async function startProcessJob(req: ProcessJobRequest, ctx: ActionContext
   const cwd = req.cwd ?? homedir();
   checkCwd(cwd);
   const terminal = req.pty ? await loadTerminalRunner() : undefined;
-  const environmentAt = (): { workspace: WorkspaceEnvironment | null; env: Record<string, string> } => {
-    const workspace = services.env.resolver.resolve(cwd);
-    return { workspace, env: composeJobEnvironment(services.baseEnv, workspace, req.env) };
-  };
-  const requested = environmentAt();
+  const requestedWorkspace = services.env.resolver.resolve(cwd);
+  const requestedEnv = composeJobEnvironment(services.baseEnv, requestedWorkspace, req.env);
   // What execve would refuse (E2BIG) is refused in this reply, naming the field, not as a failed job.
-  checkExecSize(req.argv, requested.env, req.env, req.argPath);
+  checkExecSize(req.argv, requestedEnv, req.env, req.argPath);
   const job = services.jobs.start({
     kind: req.kind,
     title: req.title,
@@ -113,8 +110,8 @@ export async function startProcessJob(req: ProcessJobRequest, ctx: ActionContext
     cwd,
     run: async (jobCtx) => {
       // Resolved again at spawn time so a prepare that finishes while the job waits in the queue applies.
-      const now = environmentAt();
-      const composed = sameEnvironment(now.workspace, requested.workspace) ? requested.env : now.env;
+      const workspace = services.env.resolver.resolve(cwd);
+      const composed = sameEnvironment(workspace, requestedWorkspace) ? requestedEnv : composeJobEnvironment(services.baseEnv, workspace, req.env);
       // The marker goes last, over any value the job gave it: it is how the job's strays are found.
       const env = { ...composed, [JOB_MARKER]: jobCtx.id };
       const spec = { argv: req.argv, cwd, env, stdin: req.stdin, jobId: jobCtx.id };
