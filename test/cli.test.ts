@@ -64,7 +64,7 @@ describe("hotline CLI", () => {
     expect(run.status).toBe(0);
     const list = JSON.parse(cli(["jobs", "--json", "--limit", "1"]).stdout);
     const id = list.jobs[0].id as string;
-    expect(list.jobs[0].title).toBe("echo tail me");
+    expect(list.jobs[0].title).toBe("echo 'tail me'"); // an argv job's title is quoted as a shell needs it
     expect(cli(["status", id]).stdout).toContain("succeeded");
     expect(cli(["tail", id]).stdout).toBe("tail me\n");
     expect(cli(["tail", "-f", id]).stdout).toBe("tail me\n");

@@ -139,6 +139,8 @@ describe.skipIf(!hasNix)("prepare through the daemon (real nix, offline stand-in
     expect(job!.result.environment.hookRan).toBe(true);
     expect(await run(ws, 'echo "$HOOKED_GREETING|$HOOKED_NAME|$HOOKED_SETUP"')).toBe("greeting from a stdenv function: hooked|hooked|from-setup-hook");
     expect(await run(ws, 'echo "$HOOKED_NAME"', { HOOKED_NAME: "mine" })).toBe("mine");
+    // PATH too: the prepared entries are not put in front of a PATH the job sets itself.
+    expect(await run(ws, 'echo "$PATH"', { PATH: "/usr/bin:/bin" })).toBe("/usr/bin:/bin");
     expect(await run(ws, "echo $HOME")).not.toBe("/homeless-shelter");
   });
 

@@ -10,7 +10,8 @@ export type StopReason = "cancelled" | "timed_out" | "shutdown" | "output_failed
 export interface JobControl {
   /** The leader of the job's process group. */
   pid?: number;
-  input?(data: Buffer, eof: boolean): number;
+  /** Resolves with the bytes the job took, -1 when it has no open input. */
+  input?(data: Buffer, eof: boolean, timeoutMs: number): Promise<number>;
   resize?(cols: number, rows: number): void;
   /** Signals the job's whole process group. */
   kill?(signal: NodeJS.Signals): void;

@@ -83,6 +83,8 @@ export const jobsInput = defineAction({
       data: Type.Optional(Type.String({ maxLength: 1048576 })),
       encoding: Type.Optional(Encoding),
       eof: Type.Optional(Type.Boolean()),
+      /** How long the reply may wait for the job to take the bytes (default 30000). */
+      timeoutMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 600000 })),
     },
     { additionalProperties: false },
   ),
