@@ -73,7 +73,7 @@ describe("hotline CLI", () => {
   });
 
   it("reports a structured error and a non-zero exit for a bad request", () => {
-    const run = cli(["send", JSON.stringify({ action: "jobs.status", job: "nope" })]);
+    const run = cli(["send", JSON.stringify({ action: "jobs.status", job: 42 })]);
     expect(run.status).toBe(1);
     expect(run.stderr).toContain("invalid_request");
     expect(run.stderr).toContain("/job");
