@@ -121,3 +121,25 @@ export async function writeZeroTar(path: string, name: string, size: number, com
   p.finalize();
   await writing;
 }
+
+/**
+ * A valid zstd frame carrying `content` as raw blocks of `blockBytes` each, under a frame header
+ * that declares a window of 2^`windowLog` bytes. zstd itself never writes this, but decoders must
+ * accept it: with a large window and tiny blocks it is the cheapest way to make a decoder that
+ * moves its window per block do enormous work for a few input bytes.
+ */
+export function zstdRawBlocks(content: Buffer, blockBytes: number, windowLog = 27): Buffer {
+  const parts: Buffer[] = [Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x00, (windowLog - 10) << 3])];
+  for (let at = 0; at < content.length || at === 0; at += blockBytes) {
+    const piece = content.subarray(at, at + blockBytes);
+    const last = at + blockBytes >= content.length ? 1 : 0;
+    const header = last | (0 << 1) | (piece.length << 3);
+    parts.push(Buffer.from([header & 0xff, (header >> 8) & 0xff, (header >> 16) & 0xff]), piece);
+  }
+  return Buffer.concat(parts);
+}
+
+/** A zip of `count` (at most 65,535: no zip64) empty stored files spread over 100 directories: an entry-count stress, not a bomb. */
+export function manyEntryZip(count: number): Buffer {
+  return buildZip(Array.from({ length: count }, (_, i) => ({ name: `d${i % 100}/f${i}`, method: 0 as const })));
+}

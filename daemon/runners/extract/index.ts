@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { chmod, lstat, mkdir, rename, rm, stat } from "node:fs/promises";
+import { chmod, lstat, mkdir, rename, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { Transform } from "node:stream";
 import { ActionError } from "../../../protocol/errors.js";
@@ -9,6 +9,7 @@ import { throttledProgress } from "../progress-throttle.js";
 import { DEFAULT_LIMITS, ExtractionBudget, type ExtractLimits } from "./budget.js";
 import { decompressedTar } from "./decompress.js";
 import { refuseArchive } from "./entry-path.js";
+import { removeTree } from "./remove-tree.js";
 import { detectArchiveFormat, type ArchiveFormat } from "./sniff.js";
 import { extractTarStream } from "./tar.js";
 import { TreeWriter } from "./tree-writer.js";
@@ -82,7 +83,7 @@ export async function extractArchive(ctx: RunContext, opts: ExtractOptions): Pro
     progress.flush();
     return { dest: opts.dest, format, entries: budget.entries, bytes: budget.bytes };
   } catch (err) {
-    await rm(temp, { recursive: true, force: true });
+    await removeTree(temp);
     if (ctx.signal.aborted) throw ctx.signal.reason ?? err;
     throw explain(err);
   }

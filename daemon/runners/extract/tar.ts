@@ -3,6 +3,7 @@ import { pipeline } from "node:stream/promises";
 import { extract as tarExtract, type Header } from "tar-stream";
 import type { ExtractionBudget } from "./budget.js";
 import { refuseEntry, safeEntryPath, wrapWriteError } from "./entry-path.js";
+import { Pacer } from "./pacer.js";
 import type { TreeWriter } from "./tree-writer.js";
 
 /**
@@ -33,8 +34,10 @@ export async function extractTarStream(tarStream: Readable, writer: TreeWriter, 
     },
   });
   const feeding = pipeline(tarStream, meter, extract, { signal });
+  const pacer = new Pacer();
   const consuming = (async () => {
     for await (const entry of extract) {
+      await pacer.turn();
       const h: Partial<Header> & { name: string } = entry.header;
       budget.addEntry(h.name);
       const kind = h.type ?? "unknown";

@@ -3,6 +3,7 @@ import { inflateRawSync } from "node:zlib";
 import yauzl, { type Entry, type ZipFile } from "yauzl";
 import type { ExtractionBudget } from "./budget.js";
 import { refuseArchive, refuseEntry, safeEntryPath, wrapWriteError } from "./entry-path.js";
+import { Pacer } from "./pacer.js";
 import type { TreeWriter } from "./tree-writer.js";
 import { openWindowedReader, type WindowedReader } from "./zip-reader.js";
 
@@ -64,7 +65,10 @@ export async function extractZip(path: string, writer: TreeWriter, budget: Extra
     if (zip.entryCount > budget.limits.maxEntries) {
       throw refuseArchive(`it lists ${zip.entryCount} entries, more than ${budget.limits.maxEntries}`, "limit_exceeded");
     }
+    // Entries are read and written synchronously (zip-reader.ts): the pacer gives the loop its turns.
+    const pacer = new Pacer();
     for (let entry = await nextEntry(zip); entry; entry = await nextEntry(zip)) {
+      await pacer.turn();
       signal.throwIfAborted();
       await extractEntry(zip, reader, entry, writer, budget, strip, signal);
       onProgress(entry.relativeOffsetOfLocalHeader + entry.compressedSize);
