@@ -3,6 +3,8 @@ import { pipeline } from "node:stream/promises";
 import { deflateRawSync } from "node:zlib";
 import { pack, type Header } from "tar-stream";
 
+export { zstdRawBlocks } from "../../bench/files.js";
+
 /** Builds archives by hand so tests can make the hostile ones no well-behaved tool would write. */
 
 const CRC_TABLE = (() => {
@@ -120,23 +122,6 @@ export async function writeZeroTar(path: string, name: string, size: number, com
   entry.end(() => undefined);
   p.finalize();
   await writing;
-}
-
-/**
- * A valid zstd frame carrying `content` as raw blocks of `blockBytes` each, under a frame header
- * that declares a window of 2^`windowLog` bytes. zstd itself never writes this, but decoders must
- * accept it: with a large window and tiny blocks it is the cheapest way to make a decoder that
- * moves its window per block do enormous work for a few input bytes.
- */
-export function zstdRawBlocks(content: Buffer, blockBytes: number, windowLog = 27): Buffer {
-  const parts: Buffer[] = [Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x00, (windowLog - 10) << 3])];
-  for (let at = 0; at < content.length || at === 0; at += blockBytes) {
-    const piece = content.subarray(at, at + blockBytes);
-    const last = at + blockBytes >= content.length ? 1 : 0;
-    const header = last | (0 << 1) | (piece.length << 3);
-    parts.push(Buffer.from([header & 0xff, (header >> 8) & 0xff, (header >> 16) & 0xff]), piece);
-  }
-  return Buffer.concat(parts);
 }
 
 /** A zip of `count` (at most 65,535: no zip64) empty stored files spread over 100 directories: an entry-count stress, not a bomb. */

@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
-import { createReadStream } from "node:fs";
-import { chmod, lstat, mkdir, rename, stat } from "node:fs/promises";
+import { chmod, lstat, mkdir, rename, stat, type FileHandle } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { Transform } from "node:stream";
 import { ActionError } from "../../../protocol/errors.js";
+import { openRegularFile } from "../../util/regular-file.js";
 import type { RunContext } from "../context.js";
 import { throttledProgress } from "../progress-throttle.js";
 import { DEFAULT_LIMITS, ExtractionBudget, type ExtractLimits } from "./budget.js";
@@ -50,8 +50,18 @@ export async function extractArchive(ctx: RunContext, opts: ExtractOptions): Pro
   const strip = opts.strip ?? 0;
   if (!Number.isInteger(strip) || strip < 0) throw new ActionError("invalid_request", `strip must be a whole number ≥ 0, got ${strip}`, { path: "/strip" });
   await requireFreshDest(opts.dest);
-  const format = await detectArchiveFormat(opts.archive, opts.format);
-  const archiveSize = (await stat(opts.archive)).size;
+  // One descriptor, checked to be a regular file before anything reads it: a FIFO or device
+  // would otherwise hold a thread-pool thread (or, for the zip reader, the event loop) forever.
+  const { handle, stats } = await openRegularFile(opts.archive, "/archive");
+  try {
+    return await extractOpenArchive(ctx, opts, handle, stats.size, strip);
+  } finally {
+    await handle.close();
+  }
+}
+
+async function extractOpenArchive(ctx: RunContext, opts: ExtractOptions, handle: FileHandle, archiveSize: number, strip: number): Promise<ExtractResult> {
+  const format = await detectArchiveFormat(handle, opts.archive, opts.format);
   const budget = new ExtractionBudget({ ...DEFAULT_LIMITS, ...opts.limits });
   const progress = throttledProgress(ctx, "extract");
   const temp = join(dirname(opts.dest), `.${basename(opts.dest)}.${randomBytes(6).toString("hex")}.extracting`);
@@ -60,7 +70,7 @@ export async function extractArchive(ctx: RunContext, opts: ExtractOptions): Pro
     const writer = new TreeWriter(temp);
     progress.update(0, archiveSize);
     if (format === "zip") {
-      await extractZip(opts.archive, writer, budget, strip, ctx.signal, (done) => progress.update(done, archiveSize));
+      await extractZip(handle.fd, archiveSize, writer, budget, strip, ctx.signal, (done) => progress.update(done, archiveSize));
     } else {
       let read = 0;
       const meter = new Transform({
@@ -70,7 +80,7 @@ export async function extractArchive(ctx: RunContext, opts: ExtractOptions): Pro
           done(null, chunk);
         },
       });
-      const source = createReadStream(opts.archive, { highWaterMark: READ_CHUNK_BYTES });
+      const source = handle.createReadStream({ start: 0, highWaterMark: READ_CHUNK_BYTES, autoClose: false });
       source.on("error", (err) => meter.destroy(err));
       await extractTarStream(decompressedTar(format, source.pipe(meter)), writer, budget, strip, ctx.signal);
     }

@@ -56,9 +56,9 @@ function decodeName(entry: Entry): string {
   return decodeLowLevel(entry.generalPurposeBitFlag, raw, entry.extraFields, false);
 }
 
-/** Extracts every entry of the zip at `path` through `writer`; `onProgress` gets compressed bytes passed. */
-export async function extractZip(path: string, writer: TreeWriter, budget: ExtractionBudget, strip: number, signal: AbortSignal, onProgress: (done: number) => void): Promise<void> {
-  const { zip, reader } = await openZip(path);
+/** Extracts every entry of the zip open as `fd` (`size` bytes) through `writer`; `onProgress` gets compressed bytes passed. */
+export async function extractZip(fd: number, size: number, writer: TreeWriter, budget: ExtractionBudget, strip: number, signal: AbortSignal, onProgress: (done: number) => void): Promise<void> {
+  const { zip, reader } = await openZip(fd, size);
   const abort = () => zip.close();
   signal.addEventListener("abort", abort, { once: true });
   try {
@@ -161,10 +161,10 @@ function describeEntryError(name: string, err: unknown): unknown {
   return wrapWriteError(name, err);
 }
 
-function openZip(path: string): Promise<{ zip: ZipFile; reader: WindowedReader }> {
+function openZip(fd: number, size: number): Promise<{ zip: ZipFile; reader: WindowedReader }> {
   return new Promise((resolve, reject) => {
     const options = { lazyEntries: true, autoClose: false, decodeStrings: false, validateEntrySizes: true, strictFileNames: false };
-    const { reader, size } = openWindowedReader(path);
+    const reader = openWindowedReader(fd, size);
     const fromReader = (yauzl as unknown as { fromRandomAccessReader: (r: unknown, size: number, o: object, cb: (err: Error | null, zip: ZipFile) => void) => void }).fromRandomAccessReader;
     fromReader(reader, size, options, (err, zip) => {
       if (err) {
