@@ -55,7 +55,13 @@ export async function downloadFile(ctx: RunContext, opts: DownloadOptions): Prom
     await res.body.dump().catch(() => undefined);
     throw statusError(res);
   }
-  const path = target.file ?? join(target.dir, chooseDownloadName(res.url, headerValue(res.headers, "content-disposition")));
+  let path: string;
+  try {
+    path = target.file ?? join(target.dir, chooseDownloadName(res.url, headerValue(res.headers, "content-disposition")));
+  } catch (err) {
+    res.body.destroy();
+    throw err;
+  }
   if (!target.file && !(opts.overwrite ?? false) && (await exists(path))) {
     res.body.destroy();
     throw new ActionError("conflict", `${path} already exists; pass overwrite: true to replace it`, { path: "/dest" });

@@ -31,6 +31,7 @@ describe("files.* through the real daemon", () => {
     scratch = mkdtempSync(join(tmpdir(), "hotline-files-e2e-"));
     const routes: Parameters<typeof startServer>[0] = {
       "/file.bin": serveBytes(BODY),
+      "/dotfile": serveBytes(Buffer.from("alias ls='rm -rf ~'\n"), '"v1"', { "content-disposition": 'attachment; filename=".bashrc"' }),
       "/slow": (_q, res) => {
         res.writeHead(200, { "content-length": 50 * 1024 * 1024 });
         res.write(Buffer.alloc(256 * 1024, 1)); // and then nothing
@@ -67,6 +68,20 @@ describe("files.* through the real daemon", () => {
     const { job } = await client.ok("files.download", { github: { repo: "acme/tool", tag: "v1", asset: "*linux*" }, dest: `${dir}/`, wait: 30_000 });
     expect(job.state, JSON.stringify(job.error)).toBe("succeeded");
     expect(job.result).toMatchObject({ asset: "tool-linux.bin", tag: "v1", sha256: SHA, path: join(dir, "file.bin") });
+  });
+
+  it("refuses a server-chosen dotfile name for a download into a directory, even with overwrite, and takes it when the client names the file", async () => {
+    const dir = fresh();
+    writeFileSync(join(dir, ".bashrc"), "mine\n");
+    const { job } = await client.ok("files.download", { url: `${server.url}/dotfile`, dest: `${dir}/`, overwrite: true, wait: 30_000 });
+    expect(job.state).toBe("failed");
+    expect(job.error).toMatchObject({ code: "invalid_request", path: "/dest", details: { name: ".bashrc" } });
+    expect(job.error.message).toContain("give the file name yourself in dest");
+    expect(readdirSync(dir)).toEqual([".bashrc"]);
+    expect(readFileSync(join(dir, ".bashrc"), "utf8")).toBe("mine\n");
+    const named = await client.ok("files.download", { url: `${server.url}/dotfile`, dest: join(dir, ".bashrc"), overwrite: true, wait: 30_000 });
+    expect(named.job.state).toBe("succeeded");
+    expect(readFileSync(join(dir, ".bashrc"), "utf8")).toContain("alias");
   });
 
   it("fails the job on a wrong hash with both hashes, leaving the directory empty", async () => {
