@@ -1,6 +1,6 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import { Type } from "@sinclair/typebox";
-import { RequestId } from "../../protocol/common.js";
+import { PATTERN_MEANINGS, RequestId } from "../../protocol/common.js";
 import type { ActionDefinition } from "../../protocol/define.js";
 import { ActionError } from "../../protocol/errors.js";
 
@@ -39,6 +39,8 @@ function describe(error: ErrorObject): string {
       return `must be ${JSON.stringify(params.allowedValue)}`;
     case "anyOf":
       return "does not match any allowed form";
+    case "pattern":
+      return PATTERN_MEANINGS[String(params.pattern)] ?? error.message ?? error.keyword;
     default:
       return error.message ?? error.keyword;
   }

@@ -1,6 +1,6 @@
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import { lstat, open, rm, type FileHandle } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
+import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import type { Dispatcher } from "undici";
 import { ActionError } from "../../protocol/errors.js";
@@ -10,6 +10,7 @@ import { headerValue, openFollowingRedirects, parseHttpUrl, redactUrl, type Open
 import { installDownload, planDestination } from "./download-dest.js";
 import { BatchedSink } from "./download-sink.js";
 import { throttledProgress } from "./progress-throttle.js";
+import { requireNameFits, tempSibling } from "./temp-name.js";
 
 /**
  * Streams one URL to disk: into a temporary file beside the destination while SHA-256 is
@@ -48,6 +49,7 @@ export interface DownloadResult {
 export async function downloadFile(ctx: RunContext, opts: DownloadOptions): Promise<DownloadResult> {
   const url = parseHttpUrl(opts.url);
   const expected = normalizeSha256(opts.sha256);
+  if (!opts.dest.endsWith("/")) requireNameFits(opts.dest, "/dest");
   const target = await planDestination(opts.dest, opts.overwrite ?? false);
   ctx.progress({ phase: "connect", message: redactUrl(url) });
   const res = await openFollowingRedirects(url, { signal: ctx.signal, headers: opts.headers, maxRedirects: opts.maxRedirects, authorization: opts.authorization, dispatcher: opts.dispatcher });
@@ -66,7 +68,7 @@ export async function downloadFile(ctx: RunContext, opts: DownloadOptions): Prom
     res.body.destroy();
     throw new ActionError("conflict", `${path} already exists; pass overwrite: true to replace it`, { path: "/dest" });
   }
-  const temp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString("hex")}.part`);
+  const temp = tempSibling(path, "part");
   let handle: FileHandle | undefined;
   try {
     handle = await open(temp, "wx", 0o644);

@@ -1,9 +1,9 @@
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type TestClient, useDaemon } from "../helpers/daemon.js";
 import { buildTar, manyEntryZip, zstdRawBlocks } from "./archive-builders.js";
+import { scratchDirs } from "./helpers.js";
 
 /**
  * Extraction never holds the daemon's event loop: while the hostile and the merely big archives
@@ -34,14 +34,7 @@ async function measureWhile(client: TestClient, until: Promise<unknown>): Promis
 
 describe("extraction keeps the daemon responsive", () => {
   const ctx = useDaemon();
-  const scratch = mkdtempSync(join(tmpdir(), "hotline-responsive-"));
-  afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-  let n = 0;
-  const fresh = (): string => {
-    const dir = join(scratch, `d${n++}`);
-    mkdirSync(dir);
-    return dir;
-  };
+  const { root: scratch, fresh } = scratchDirs("hotline-responsive-");
 
   it("refuses an 80 KB tar.zst of 20,000 one-byte blocks under a 128 MiB window with limit_exceeded, answering state.info meanwhile", async () => {
     const tar = await buildTar([{ header: { name: "pad.bin", size: 18_000 }, data: Buffer.alloc(18_000, 0x61) }]);

@@ -1,11 +1,11 @@
-import { randomBytes } from "node:crypto";
 import { chmod, lstat, mkdir, rename, stat, type FileHandle } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
+import { dirname } from "node:path";
 import { Transform } from "node:stream";
 import { ActionError } from "../../../protocol/errors.js";
 import { openRegularFile } from "../../util/regular-file.js";
 import type { RunContext } from "../context.js";
 import { throttledProgress } from "../progress-throttle.js";
+import { requireNameFits, tempSibling } from "../temp-name.js";
 import { DEFAULT_LIMITS, ExtractionBudget, type ExtractLimits } from "./budget.js";
 import { decompressedTar } from "./decompress.js";
 import { refuseArchive } from "./entry-path.js";
@@ -49,6 +49,7 @@ const READ_CHUNK_BYTES = 256 * 1024;
 export async function extractArchive(ctx: RunContext, opts: ExtractOptions): Promise<ExtractResult> {
   const strip = opts.strip ?? 0;
   if (!Number.isInteger(strip) || strip < 0) throw new ActionError("invalid_request", `strip must be a whole number ≥ 0, got ${strip}`, { path: "/strip" });
+  requireNameFits(opts.dest, "/dest");
   await requireFreshDest(opts.dest);
   // One descriptor, checked to be a regular file before anything reads it: a FIFO or device
   // would otherwise hold a thread-pool thread (or, for the zip reader, the event loop) forever.
@@ -64,7 +65,7 @@ async function extractOpenArchive(ctx: RunContext, opts: ExtractOptions, handle:
   const format = await detectArchiveFormat(handle, opts.archive, opts.format);
   const budget = new ExtractionBudget({ ...DEFAULT_LIMITS, ...opts.limits });
   const progress = throttledProgress(ctx, "extract");
-  const temp = join(dirname(opts.dest), `.${basename(opts.dest)}.${randomBytes(6).toString("hex")}.extracting`);
+  const temp = tempSibling(opts.dest, "extracting");
   await mkdir(temp, { mode: 0o700 });
   try {
     const writer = new TreeWriter(temp);
