@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { lstat, open, rm, type FileHandle } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import type { Dispatcher } from "undici";
 import { ActionError } from "../../protocol/errors.js";
@@ -9,6 +9,7 @@ import { chooseDownloadName } from "./download-name.js";
 import { headerValue, openFollowingRedirects, parseHttpUrl, redactUrl, type OpenedResponse } from "./http-open.js";
 import { installDownload, planDestination } from "./download-dest.js";
 import { BatchedSink } from "./download-sink.js";
+import { makeParents } from "./make-parents.js";
 import { throttledProgress } from "./progress-throttle.js";
 import { requireNameFits, tempSibling } from "./temp-name.js";
 
@@ -26,6 +27,8 @@ export interface DownloadOptions {
   /** Expected SHA-256, hex. */
   sha256?: string;
   overwrite?: boolean;
+  /** Create the missing directories on the way to the file first (`mkdir -p`). */
+  parents?: boolean;
   maxRedirects?: number;
   /** Resume attempts after a dropped connection. */
   maxRetries?: number;
@@ -50,6 +53,7 @@ export async function downloadFile(ctx: RunContext, opts: DownloadOptions): Prom
   const url = parseHttpUrl(opts.url);
   const expected = normalizeSha256(opts.sha256);
   if (!opts.dest.endsWith("/")) requireNameFits(opts.dest, "/dest");
+  if (opts.parents) await makeParents(opts.dest.endsWith("/") ? opts.dest : dirname(opts.dest), "/dest");
   const target = await planDestination(opts.dest, opts.overwrite ?? false);
   ctx.progress({ phase: "connect", message: redactUrl(url) });
   const res = await openFollowingRedirects(url, { signal: ctx.signal, headers: opts.headers, maxRedirects: opts.maxRedirects, authorization: opts.authorization, dispatcher: opts.dispatcher });

@@ -84,6 +84,27 @@ describe("files.* through the real daemon", () => {
     expect(readFileSync(join(dir, ".bashrc"), "utf8")).toContain("alias");
   });
 
+  it("creates missing parent directories with parents: true for download (file or directory dest) and extract (never dest itself)", async () => {
+    const dir = fresh();
+    const missing = await client.ok("files.download", { url: `${server.url}/file.bin`, dest: join(dir, "a", "b", "f.bin"), wait: 30_000 });
+    expect(missing.job.error).toMatchObject({ code: "not_found", path: "/dest" });
+    const { job } = await client.ok("files.download", { url: `${server.url}/file.bin`, dest: join(dir, "a", "b", "f.bin"), parents: true, wait: 30_000 });
+    expect(job.state, JSON.stringify(job.error)).toBe("succeeded");
+    expect(readFileSync(join(dir, "a", "b", "f.bin")).equals(BODY)).toBe(true);
+    const into = await client.ok("files.download", { url: `${server.url}/file.bin`, dest: `${join(dir, "c", "d")}/`, parents: true, wait: 30_000 });
+    expect(into.job.result).toMatchObject({ path: join(dir, "c", "d", "file.bin") });
+    writeFileSync(join(dir, "t.tar"), await buildTar([{ header: { name: "x.txt" }, data: Buffer.from("x") }]));
+    const refused = await client.ok("files.extract", { archive: join(dir, "t.tar"), dest: join(dir, "e", "f", "out"), wait: 30_000 });
+    expect(refused.job.error).toMatchObject({ code: "not_found", path: "/dest" });
+    const extracted = await client.ok("files.extract", { archive: join(dir, "t.tar"), dest: join(dir, "e", "f", "out"), parents: true, wait: 30_000 });
+    expect(extracted.job.state, JSON.stringify(extracted.job.error)).toBe("succeeded");
+    expect(readdirSync(join(dir, "e", "f"))).toEqual(["out"]);
+    expect(readFileSync(join(dir, "e", "f", "out", "x.txt"), "utf8")).toBe("x");
+    writeFileSync(join(dir, "file"), "");
+    const blocked = await client.ok("files.extract", { archive: join(dir, "t.tar"), dest: join(dir, "file", "sub", "out"), parents: true, wait: 30_000 });
+    expect(blocked.job.error).toMatchObject({ code: "conflict", path: "/dest", message: expect.stringContaining("a file is in the way") });
+  });
+
   it("fails the job on a wrong hash with both hashes, leaving the directory empty", async () => {
     const dir = fresh();
     const { job } = await client.ok("files.download", { url: `${server.url}/file.bin`, dest: join(dir, "f.bin"), sha256: "a".repeat(64), wait: 30_000 });

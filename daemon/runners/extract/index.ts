@@ -4,6 +4,7 @@ import { Transform } from "node:stream";
 import { ActionError } from "../../../protocol/errors.js";
 import { openRegularFile } from "../../util/regular-file.js";
 import type { RunContext } from "../context.js";
+import { makeParents } from "../make-parents.js";
 import { throttledProgress } from "../progress-throttle.js";
 import { requireNameFits, tempSibling } from "../temp-name.js";
 import { DEFAULT_LIMITS, ExtractionBudget, type ExtractLimits } from "./budget.js";
@@ -33,6 +34,8 @@ export interface ExtractOptions {
   format?: ArchiveFormat;
   /** Leading path components to drop from every entry (GNU tar's --strip-components). */
   strip?: number;
+  /** Create missing parent directories of `dest` first (never `dest` itself). */
+  parents?: boolean;
   limits?: Partial<ExtractLimits>;
 }
 
@@ -50,6 +53,7 @@ export async function extractArchive(ctx: RunContext, opts: ExtractOptions): Pro
   const strip = opts.strip ?? 0;
   if (!Number.isInteger(strip) || strip < 0) throw new ActionError("invalid_request", `strip must be a whole number ≥ 0, got ${strip}`, { path: "/strip" });
   requireNameFits(opts.dest, "/dest");
+  if (opts.parents) await makeParents(dirname(opts.dest), "/dest");
   await requireFreshDest(opts.dest);
   // One descriptor, checked to be a regular file before anything reads it: a FIFO or device
   // would otherwise hold a thread-pool thread (or, for the zip reader, the event loop) forever.
