@@ -56,6 +56,16 @@ describe("extraction keeps the daemon responsive", () => {
     }
   });
 
+  it("refuses a truncated tar.zst as damaged (invalid_request), the decoder thread's error reaching the job", async () => {
+    const tar = await buildTar([{ header: { name: "a.bin", size: 300_000 }, data: Buffer.alloc(300_000, 0x63) }]);
+    const whole = zstdRawBlocks(tar, 128 * 1024);
+    const archive = join(fresh(), "cut.tar.zst");
+    writeFileSync(archive, whole.subarray(0, whole.length - 1000));
+    const { job } = await ctx.client.ok("files.extract", { archive, dest: join(scratch, "cut-out"), wait: 30_000 });
+    expect(job.state).toBe("failed");
+    expect(job.error).toMatchObject({ code: "invalid_request", path: "/archive", message: expect.stringContaining("damaged or truncated") });
+  });
+
   for (const [label, make] of [
     // Full 128 KiB raw blocks under a 128 MiB window: the shape `zstd --long=27` writes, so it is
     // decoded (not refused), at ~one window move per block: seconds of work in small steps.
