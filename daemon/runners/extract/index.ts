@@ -110,7 +110,7 @@ async function requireFreshDest(dest: string): Promise<void> {
     throw new ActionError("conflict", `${dest} already exists; extract into a new directory`, { path: "/dest" });
   }
   if (!(await stat(dirname(dest)).catch(() => undefined))?.isDirectory()) {
-    throw new ActionError("not_found", `directory ${dirname(dest)} does not exist; create it first`, { path: "/dest" });
+    throw new ActionError("not_found", `directory ${dirname(dest)} does not exist; pass parents: true to create it`, { path: "/dest" });
   }
 }
 
