@@ -5,7 +5,8 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { type BenchRow, row, startBenchDaemon, timeMedian, timePairs } from "./common.js";
+import { HotlineClient } from "../cli/client.js";
+import { type BenchDaemon, type BenchRow, median, row, startBenchDaemon, timeMedian, timePairs } from "./common.js";
 
 /**
  * files.* against the tools people would otherwise use: a 1 GiB loopback download against curl
@@ -52,10 +53,76 @@ function smallFilesTree(root: string, count = 20_000): void {
   }
 }
 
+/**
+ * A valid zstd frame carrying `content` as raw blocks of `blockBytes` each, under a frame header
+ * that declares a window of 2^`windowLog` bytes. zstd itself never writes this, but decoders must
+ * accept it: with a large window and tiny blocks it is the cheapest way to make a decoder that
+ * moves its window per block do enormous work for a few input bytes (issue 10.1). The tests use it too.
+ */
+export function zstdRawBlocks(content: Buffer, blockBytes: number, windowLog = 27): Buffer {
+  const parts: Buffer[] = [Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x00, (windowLog - 10) << 3])];
+  for (let at = 0; at < content.length || at === 0; at += blockBytes) {
+    const piece = content.subarray(at, at + blockBytes);
+    const header = (at + blockBytes >= content.length ? 1 : 0) | (piece.length << 3); // last flag, raw type (0), size
+    parts.push(Buffer.from([header & 0xff, (header >> 8) & 0xff, (header >> 16) & 0xff]), piece);
+  }
+  return Buffer.concat(parts);
+}
+
+/**
+ * state.info round trips from a second client while the daemon extracts the archives of issue
+ * 10.1: the 80 KB frame of 20,000 one-byte blocks under a 128 MiB window (refused), and 40 MiB in
+ * full 128 KiB blocks under the same window (the shape `zstd --long=27` writes: decoded, slowly).
+ */
+async function extractionResponsiveness(daemon: BenchDaemon, work: string): Promise<BenchRow> {
+  const one = (name: string, size: number): string => {
+    const dir = join(work, `src-${name}`);
+    mkdirSync(dir);
+    writeFileSync(join(dir, name), Buffer.alloc(size, 0x61));
+    return dir;
+  };
+  const tarOf = async (dir: string, name: string): Promise<Buffer> => (await run("tar", ["-cf", "-", "-C", dir, name], { encoding: "buffer", maxBuffer: 256 * 1024 * 1024 })).stdout;
+  const nasty = join(work, "nasty.tar.zst");
+  writeFileSync(nasty, zstdRawBlocks(await tarOf(one("pad.bin", 18_000), "pad.bin"), 1));
+  const wide = join(work, "wide.tar.zst");
+  writeFileSync(wide, zstdRawBlocks(await tarOf(one("big.bin", 40 * 1024 * 1024), "big.bin"), 128 * 1024));
+  const probe = await HotlineClient.connect(daemon.url, daemon.token);
+  try {
+    const idle: number[] = [];
+    for (let i = 0; i < 50; i++) {
+      const t = performance.now();
+      await probe.request("state.info");
+      idle.push(performance.now() - t);
+    }
+    const busy: number[] = [];
+    for (const [archive, expected] of [[nasty, "failed"], [wide, "succeeded"]] as const) {
+      let done = false;
+      const extracting = daemon.client.request<{ job: { state: string } }>("files.extract", { archive, dest: join(work, `out-${busy.length}`), wait: 600_000 }).finally(() => (done = true));
+      while (!done) {
+        const t = performance.now();
+        await probe.request("state.info");
+        busy.push(performance.now() - t);
+      }
+      const { job } = await extracting;
+      if (job.state !== expected) throw new Error(`${archive}: ${job.state}, expected ${expected}`);
+    }
+    const p99 = busy.sort((a, b) => a - b)[Math.floor(busy.length * 0.99)]!;
+    return row(`state.info p99 while extracting hostile tar.zst (${busy.length} samples) vs idle median`, p99, median(idle), "ms", "p99 <= 100 ms", () => p99 <= 100);
+  } finally {
+    probe.close();
+  }
+}
+
 export async function filesBenchmarks(options: { runs?: number; downloadBytes?: number } = {}): Promise<BenchRow[]> {
   const runs = options.runs ?? 3;
   const size = options.downloadBytes ?? GIB;
   const work = mkdtempSync(join(tmpdir(), "hotline-bench-files-"));
+  // Made before the daemon starts: writing 20,000 files synchronously can hold this process past
+  // the daemon's heartbeat on a loaded machine, and a missed pong closes the client's connection.
+  smallFilesTree(work);
+  await run("tar", ["-czf", join(work, "small.tar.gz"), "-C", work, "tree"]);
+  await run("zip", ["-qr", join(work, "small.zip"), "tree"], { cwd: work });
+  rmSync(join(work, "tree"), { recursive: true, force: true });
   const daemon = await startBenchDaemon();
   const server = await bytesServer(size);
   const rows: BenchRow[] = [];
@@ -85,11 +152,9 @@ export async function filesBenchmarks(options: { runs?: number; downloadBytes?: 
     rows.push(row(`files.download ${Math.round(mib)} MiB loopback vs curl`, mib / (ours / 1000), mib / (curl / 1000), "MiB/s", "≥ 0.9× curl", (r) => r >= 0.9));
     rows.push(row(`files.download ${Math.round(mib)} MiB vs curl piped to tee and sha256sum (the same work)`, mib / (ours / 1000), mib / (curlHashed / 1000), "MiB/s", "(informational)", () => true));
 
-    // Extraction of 20,000 small files: time, ours against GNU tar and unzip.
-    smallFilesTree(work);
-    await run("tar", ["-czf", join(work, "small.tar.gz"), "-C", work, "tree"]);
-    await run("zip", ["-qr", join(work, "small.zip"), "tree"], { cwd: work });
-    rmSync(join(work, "tree"), { recursive: true, force: true });
+    rows.push(await extractionResponsiveness(daemon, work));
+
+    // Extraction of 20,000 small files (archives made above): time, ours against GNU tar and unzip.
     let n = 0;
     const outDir = () => join(work, `out${n++}`);
     const cleanOut = () => {

@@ -88,7 +88,13 @@ export const InlineOutput = Type.Object({
 });
 export type InlineOutput = Static<typeof InlineOutput>;
 
-export const AbsolutePath = Type.String({ minLength: 1, maxLength: 4096, pattern: "^/" });
+/** Starts with `/`; no NUL byte, which no system call accepts (the kernel would see a shorter path). */
+const ABSOLUTE_PATH_PATTERN = "^/[^\\u0000]*$";
+export const AbsolutePath = Type.String({ minLength: 1, maxLength: 4096, pattern: ABSOLUTE_PATH_PATTERN });
+/** What a schema pattern means, for validation messages that say what to change. */
+export const PATTERN_MEANINGS: Readonly<Record<string, string>> = {
+  [ABSOLUTE_PATH_PATTERN]: "must be an absolute path (starting with /) without NUL bytes",
+};
 export const EnvMap = Type.Record(Type.String({ pattern: "^[A-Za-z_][A-Za-z0-9_]*$", maxLength: 256 }), Type.String({ maxLength: 131072 }), {
   maxProperties: 1000,
 });

@@ -20,7 +20,7 @@ export default entry(filesDownload, async (params, ctx) => {
   if (params.github) validateRepo(params.github.repo);
   const gh = params.github;
   const title = url ? `download ${redactUrl(url)}` : `download ${gh!.repo}@${gh!.tag} ${gh!.asset}`;
-  const download = { dest: params.dest, sha256: params.sha256, overwrite: params.overwrite };
+  const download = { dest: params.dest, sha256: params.sha256, overwrite: params.overwrite, parents: params.parents };
   return startFileJob(
     {
       kind: "files.download",

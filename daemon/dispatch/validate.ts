@@ -1,4 +1,5 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import { PATTERN_MEANINGS } from "../../protocol/common.js";
 import type { ActionDefinition } from "../../protocol/define.js";
 import { ActionError } from "../../protocol/errors.js";
 import { requestSchema } from "../../protocol/json-schema.js";
@@ -32,6 +33,8 @@ function describe(error: ErrorObject): string {
       return `must be ${JSON.stringify(params.allowedValue)}`;
     case "anyOf":
       return "does not match any allowed form";
+    case "pattern":
+      return PATTERN_MEANINGS[String(params.pattern)] ?? error.message ?? error.keyword;
     default:
       return error.message ?? error.keyword;
   }

@@ -1,7 +1,11 @@
+import { ActionError } from "../../protocol/errors.js";
+
 /**
  * Chooses the local file name for a download whose `dest` is a directory: the server's
  * Content-Disposition name when present, else the last segment of the final URL — always reduced
- * to one harmless path component, because both come from the remote side.
+ * to one harmless path component, because both come from the remote side. A name that is still
+ * risky (a dotfile such as `.bashrc`, a leading `-`, a trailing `~`) is refused rather than
+ * changed: the caller names the file itself when it really wants one.
  */
 
 const FALLBACK_NAME = "download";
@@ -45,7 +49,25 @@ export function nameFromUrl(url: URL): string | undefined {
   }
 }
 
-/** The sanitized name to store a response under. */
+/** Why a remote-chosen name is not used as is, or undefined when it is safe. */
+function riskOf(name: string): string | undefined {
+  if (name.startsWith(".")) return "it is a hidden file (dotfiles such as .bashrc configure programs)";
+  if (name.startsWith("-")) return "it starts with '-' and would read as an option";
+  if (name.endsWith("~")) return "it ends with '~' like an editor backup";
+  return undefined;
+}
+
+/** The sanitized name to store a response under; invalid_request when the server's name is unsafe. */
 export function chooseDownloadName(finalUrl: URL, contentDisposition: string | undefined): string {
-  return sanitizeFileName(nameFromContentDisposition(contentDisposition) ?? nameFromUrl(finalUrl) ?? FALLBACK_NAME);
+  const fromHeader = nameFromContentDisposition(contentDisposition);
+  const name = sanitizeFileName(fromHeader ?? nameFromUrl(finalUrl) ?? FALLBACK_NAME);
+  const risk = riskOf(name);
+  if (risk) {
+    const source = fromHeader !== undefined ? "the server's Content-Disposition header" : "the last segment of the final URL";
+    throw new ActionError("invalid_request", `${source} names the file ${JSON.stringify(name)}, which is not used for a download into a directory because ${risk}; give the file name yourself in dest (a path that does not end in /)`, {
+      path: "/dest",
+      details: { name },
+    });
+  }
+  return name;
 }

@@ -1,6 +1,6 @@
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import { lstat, open, rm, type FileHandle } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
+import { dirname, join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import type { Dispatcher } from "undici";
 import { ActionError } from "../../protocol/errors.js";
@@ -9,7 +9,9 @@ import { chooseDownloadName } from "./download-name.js";
 import { headerValue, openFollowingRedirects, parseHttpUrl, redactUrl, type OpenedResponse } from "./http-open.js";
 import { installDownload, planDestination } from "./download-dest.js";
 import { BatchedSink } from "./download-sink.js";
+import { makeParents } from "./make-parents.js";
 import { throttledProgress } from "./progress-throttle.js";
+import { requireNameFits, tempSibling } from "./temp-name.js";
 
 /**
  * Streams one URL to disk: into a temporary file beside the destination while SHA-256 is
@@ -25,6 +27,8 @@ export interface DownloadOptions {
   /** Expected SHA-256, hex. */
   sha256?: string;
   overwrite?: boolean;
+  /** Create the missing directories on the way to the file first (`mkdir -p`). */
+  parents?: boolean;
   maxRedirects?: number;
   /** Resume attempts after a dropped connection. */
   maxRetries?: number;
@@ -48,6 +52,8 @@ export interface DownloadResult {
 export async function downloadFile(ctx: RunContext, opts: DownloadOptions): Promise<DownloadResult> {
   const url = parseHttpUrl(opts.url);
   const expected = normalizeSha256(opts.sha256);
+  if (!opts.dest.endsWith("/")) requireNameFits(opts.dest, "/dest");
+  if (opts.parents) await makeParents(opts.dest.endsWith("/") ? opts.dest : dirname(opts.dest), "/dest");
   const target = await planDestination(opts.dest, opts.overwrite ?? false);
   ctx.progress({ phase: "connect", message: redactUrl(url) });
   const res = await openFollowingRedirects(url, { signal: ctx.signal, headers: opts.headers, maxRedirects: opts.maxRedirects, authorization: opts.authorization, dispatcher: opts.dispatcher });
@@ -55,12 +61,18 @@ export async function downloadFile(ctx: RunContext, opts: DownloadOptions): Prom
     await res.body.dump().catch(() => undefined);
     throw statusError(res);
   }
-  const path = target.file ?? join(target.dir, chooseDownloadName(res.url, headerValue(res.headers, "content-disposition")));
+  let path: string;
+  try {
+    path = target.file ?? join(target.dir, chooseDownloadName(res.url, headerValue(res.headers, "content-disposition")));
+  } catch (err) {
+    res.body.destroy();
+    throw err;
+  }
   if (!target.file && !(opts.overwrite ?? false) && (await exists(path))) {
     res.body.destroy();
     throw new ActionError("conflict", `${path} already exists; pass overwrite: true to replace it`, { path: "/dest" });
   }
-  const temp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString("hex")}.part`);
+  const temp = tempSibling(path, "part");
   let handle: FileHandle | undefined;
   try {
     handle = await open(temp, "wx", 0o644);

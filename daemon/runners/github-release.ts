@@ -91,7 +91,7 @@ export async function downloadGithubAsset(
   ctx: RunContext,
   query: GithubAssetQuery,
   api: GithubApiOptions,
-  download: { dest: string; sha256?: string; overwrite?: boolean; maxRetries?: number; retryDelayMs?: number },
+  download: { dest: string; sha256?: string; overwrite?: boolean; parents?: boolean; maxRetries?: number; retryDelayMs?: number },
 ): Promise<DownloadResult & { asset: string; tag: string }> {
   const token = await readGithubToken(api.tokenFile);
   ctx.progress({ phase: "resolve", message: `${query.repo}@${query.tag}` });

@@ -1,6 +1,6 @@
-import { open } from "node:fs/promises";
 import { extname } from "node:path";
 import { ActionError } from "../../protocol/errors.js";
+import { openRegularFile } from "../util/regular-file.js";
 
 /**
  * Picks how files.run starts a script: the interpreter the caller named, else the one in the
@@ -66,10 +66,9 @@ function basename(p: string): string {
   return p.slice(p.lastIndexOf("/") + 1);
 }
 
+/** The first bytes of the script; a FIFO or device is refused before it is opened (it could block forever). */
 async function readHead(path: string): Promise<string> {
-  const handle = await open(path, "r").catch((err: NodeJS.ErrnoException) => {
-    throw new ActionError(err.code === "ENOENT" ? "not_found" : "invalid_request", `cannot read script ${path}: ${err.code ?? err.message}`, { path: "/path" });
-  });
+  const { handle } = await openRegularFile(path, "/path");
   try {
     const buf = Buffer.alloc(HEAD_BYTES);
     const { bytesRead } = await handle.read(buf, 0, HEAD_BYTES, 0);

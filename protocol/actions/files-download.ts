@@ -22,6 +22,8 @@ export const filesDownload = defineAction({
       dest: AbsolutePath,
       sha256: Type.Optional(Type.String({ pattern: "^(sha256:)?[0-9a-fA-F]{64}$" })),
       overwrite: Type.Optional(Type.Boolean()),
+      /** Create missing directories on the way to the file (for a `dest` ending in `/`, that directory too). */
+      parents: Type.Optional(Type.Boolean()),
       ...JobDeadline,
       ...JobStartOptions,
     },

@@ -3,6 +3,8 @@ import { pipeline } from "node:stream/promises";
 import { deflateRawSync } from "node:zlib";
 import { pack, type Header } from "tar-stream";
 
+export { zstdRawBlocks } from "../../bench/files.js";
+
 /** Builds archives by hand so tests can make the hostile ones no well-behaved tool would write. */
 
 const CRC_TABLE = (() => {
@@ -120,4 +122,9 @@ export async function writeZeroTar(path: string, name: string, size: number, com
   entry.end(() => undefined);
   p.finalize();
   await writing;
+}
+
+/** A zip of `count` (at most 65,535: no zip64) empty stored files spread over 100 directories: an entry-count stress, not a bomb. */
+export function manyEntryZip(count: number): Buffer {
+  return buildZip(Array.from({ length: count }, (_, i) => ({ name: `d${i % 100}/f${i}`, method: 0 as const })));
 }

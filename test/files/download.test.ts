@@ -68,21 +68,27 @@ describe("downloadFile", () => {
     let first = true;
     const ranged: string[] = [];
     const serve = serveBytes(BODY);
+    const ctx = testContext();
+    // The drop comes only once the client reports bytes received: a socket destroyed as soon as
+    // the server's write was handed to the kernel could discard data the client never read.
+    const received = progressReached(ctx, (u) => u.phase === "download" && (u.done ?? 0) > 0);
     const { url } = await startServer({
       "/drop": (req, res) => {
         if (req.headers.range) ranged.push(`${req.headers.range} if-range=${req.headers["if-range"]}`);
         if (!first) return serve(req, res);
         first = false;
         res.writeHead(200, { "content-length": BODY.length, etag: '"v1"', "accept-ranges": "bytes" });
-        res.write(BODY.subarray(0, 1_500_000), () => res.socket?.destroy());
+        res.write(BODY.subarray(0, 1_500_000));
+        void received.then(() => res.socket?.destroy());
       },
     });
     const dir = await tempDir();
-    const result = await downloadFile(testContext(), { url: `${url}/drop`, dest: join(dir, "f"), sha256: BODY_SHA, retryDelayMs: 0 });
+    const result = await downloadFile(ctx, { url: `${url}/drop`, dest: join(dir, "f"), sha256: BODY_SHA, retryDelayMs: 0 });
     expect(result.size).toBe(BODY.length);
     expect(ranged).toHaveLength(1);
     expect(ranged[0]).toMatch(/^bytes=\d+- if-range="v1"$/);
-    expect(Number(/=(\d+)-/.exec(ranged[0]!)![1])).toBeGreaterThan(0);
+    expect(Number(/=(\d+)-/.exec(ranged[0]!)![1])).toBeGreaterThanOrEqual((await received).done!);
+    expect((await received).done).toBeGreaterThan(0);
     expect((await readFile(join(dir, "f"))).equals(BODY)).toBe(true);
   });
 

@@ -31,6 +31,7 @@ describe("files.* through the real daemon", () => {
     scratch = mkdtempSync(join(tmpdir(), "hotline-files-e2e-"));
     const routes: Parameters<typeof startServer>[0] = {
       "/file.bin": serveBytes(BODY),
+      "/dotfile": serveBytes(Buffer.from("alias ls='rm -rf ~'\n"), '"v1"', { "content-disposition": 'attachment; filename=".bashrc"' }),
       "/slow": (_q, res) => {
         res.writeHead(200, { "content-length": 50 * 1024 * 1024 });
         res.write(Buffer.alloc(256 * 1024, 1)); // and then nothing
@@ -67,6 +68,41 @@ describe("files.* through the real daemon", () => {
     const { job } = await client.ok("files.download", { github: { repo: "acme/tool", tag: "v1", asset: "*linux*" }, dest: `${dir}/`, wait: 30_000 });
     expect(job.state, JSON.stringify(job.error)).toBe("succeeded");
     expect(job.result).toMatchObject({ asset: "tool-linux.bin", tag: "v1", sha256: SHA, path: join(dir, "file.bin") });
+  });
+
+  it("refuses a server-chosen dotfile name for a download into a directory, even with overwrite, and takes it when the client names the file", async () => {
+    const dir = fresh();
+    writeFileSync(join(dir, ".bashrc"), "mine\n");
+    const { job } = await client.ok("files.download", { url: `${server.url}/dotfile`, dest: `${dir}/`, overwrite: true, wait: 30_000 });
+    expect(job.state).toBe("failed");
+    expect(job.error).toMatchObject({ code: "invalid_request", path: "/dest", details: { name: ".bashrc" } });
+    expect(job.error.message).toContain("give the file name yourself in dest");
+    expect(readdirSync(dir)).toEqual([".bashrc"]);
+    expect(readFileSync(join(dir, ".bashrc"), "utf8")).toBe("mine\n");
+    const named = await client.ok("files.download", { url: `${server.url}/dotfile`, dest: join(dir, ".bashrc"), overwrite: true, wait: 30_000 });
+    expect(named.job.state).toBe("succeeded");
+    expect(readFileSync(join(dir, ".bashrc"), "utf8")).toContain("alias");
+  });
+
+  it("creates missing parent directories with parents: true for download (file or directory dest) and extract (never dest itself)", async () => {
+    const dir = fresh();
+    const missing = await client.ok("files.download", { url: `${server.url}/file.bin`, dest: join(dir, "a", "b", "f.bin"), wait: 30_000 });
+    expect(missing.job.error).toMatchObject({ code: "not_found", path: "/dest" });
+    const { job } = await client.ok("files.download", { url: `${server.url}/file.bin`, dest: join(dir, "a", "b", "f.bin"), parents: true, wait: 30_000 });
+    expect(job.state, JSON.stringify(job.error)).toBe("succeeded");
+    expect(readFileSync(join(dir, "a", "b", "f.bin")).equals(BODY)).toBe(true);
+    const into = await client.ok("files.download", { url: `${server.url}/file.bin`, dest: `${join(dir, "c", "d")}/`, parents: true, wait: 30_000 });
+    expect(into.job.result).toMatchObject({ path: join(dir, "c", "d", "file.bin") });
+    writeFileSync(join(dir, "t.tar"), await buildTar([{ header: { name: "x.txt" }, data: Buffer.from("x") }]));
+    const refused = await client.ok("files.extract", { archive: join(dir, "t.tar"), dest: join(dir, "e", "f", "out"), wait: 30_000 });
+    expect(refused.job.error).toMatchObject({ code: "not_found", path: "/dest" });
+    const extracted = await client.ok("files.extract", { archive: join(dir, "t.tar"), dest: join(dir, "e", "f", "out"), parents: true, wait: 30_000 });
+    expect(extracted.job.state, JSON.stringify(extracted.job.error)).toBe("succeeded");
+    expect(readdirSync(join(dir, "e", "f"))).toEqual(["out"]);
+    expect(readFileSync(join(dir, "e", "f", "out", "x.txt"), "utf8")).toBe("x");
+    writeFileSync(join(dir, "file"), "");
+    const blocked = await client.ok("files.extract", { archive: join(dir, "t.tar"), dest: join(dir, "file", "sub", "out"), parents: true, wait: 30_000 });
+    expect(blocked.job.error).toMatchObject({ code: "conflict", path: "/dest", message: expect.stringContaining("a file is in the way") });
   });
 
   it("fails the job on a wrong hash with both hashes, leaving the directory empty", async () => {

@@ -1,10 +1,11 @@
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
-import { onTestFinished } from "vitest";
+import { afterAll, onTestFinished } from "vitest";
 import type { ProgressUpdate, RunContext } from "../../daemon/runners/context.js";
 
 /** A RunContext whose progress and output are recorded, with its controller for cancel tests. */
@@ -84,4 +85,19 @@ export function progressReached(ctx: ReturnType<typeof testContext>, predicate: 
       if (predicate(u)) resolve(u);
     };
   });
+}
+
+/** For a describe block: a scratch directory removed after it, and a maker of fresh empty subdirectories. */
+export function scratchDirs(prefix: string): { root: string; fresh(): string } {
+  const root = mkdtempSync(join(tmpdir(), prefix));
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+  let n = 0;
+  return {
+    root,
+    fresh() {
+      const dir = join(root, `d${n++}`);
+      mkdirSync(dir);
+      return dir;
+    },
+  };
 }

@@ -1,14 +1,16 @@
-import { randomBytes } from "node:crypto";
-import { createReadStream } from "node:fs";
-import { chmod, lstat, mkdir, rename, rm, stat } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
+import { chmod, lstat, mkdir, rename, stat, type FileHandle } from "node:fs/promises";
+import { dirname } from "node:path";
 import { Transform } from "node:stream";
 import { ActionError } from "../../../protocol/errors.js";
+import { openRegularFile } from "../../util/regular-file.js";
 import type { RunContext } from "../context.js";
+import { makeParents } from "../make-parents.js";
 import { throttledProgress } from "../progress-throttle.js";
+import { requireNameFits, tempSibling } from "../temp-name.js";
 import { DEFAULT_LIMITS, ExtractionBudget, type ExtractLimits } from "./budget.js";
 import { decompressedTar } from "./decompress.js";
 import { refuseArchive } from "./entry-path.js";
+import { removeTree } from "./remove-tree.js";
 import { detectArchiveFormat, type ArchiveFormat } from "./sniff.js";
 import { extractTarStream } from "./tar.js";
 import { TreeWriter } from "./tree-writer.js";
@@ -32,6 +34,8 @@ export interface ExtractOptions {
   format?: ArchiveFormat;
   /** Leading path components to drop from every entry (GNU tar's --strip-components). */
   strip?: number;
+  /** Create missing parent directories of `dest` first (never `dest` itself). */
+  parents?: boolean;
   limits?: Partial<ExtractLimits>;
 }
 
@@ -48,18 +52,30 @@ const READ_CHUNK_BYTES = 256 * 1024;
 export async function extractArchive(ctx: RunContext, opts: ExtractOptions): Promise<ExtractResult> {
   const strip = opts.strip ?? 0;
   if (!Number.isInteger(strip) || strip < 0) throw new ActionError("invalid_request", `strip must be a whole number ≥ 0, got ${strip}`, { path: "/strip" });
+  requireNameFits(opts.dest, "/dest");
+  if (opts.parents) await makeParents(dirname(opts.dest), "/dest");
   await requireFreshDest(opts.dest);
-  const format = await detectArchiveFormat(opts.archive, opts.format);
-  const archiveSize = (await stat(opts.archive)).size;
+  // One descriptor, checked to be a regular file before anything reads it: a FIFO or device
+  // would otherwise hold a thread-pool thread (or, for the zip reader, the event loop) forever.
+  const { handle, stats } = await openRegularFile(opts.archive, "/archive");
+  try {
+    return await extractOpenArchive(ctx, opts, handle, stats.size, strip);
+  } finally {
+    await handle.close();
+  }
+}
+
+async function extractOpenArchive(ctx: RunContext, opts: ExtractOptions, handle: FileHandle, archiveSize: number, strip: number): Promise<ExtractResult> {
+  const format = await detectArchiveFormat(handle, opts.archive, opts.format);
   const budget = new ExtractionBudget({ ...DEFAULT_LIMITS, ...opts.limits });
   const progress = throttledProgress(ctx, "extract");
-  const temp = join(dirname(opts.dest), `.${basename(opts.dest)}.${randomBytes(6).toString("hex")}.extracting`);
+  const temp = tempSibling(opts.dest, "extracting");
   await mkdir(temp, { mode: 0o700 });
   try {
     const writer = new TreeWriter(temp);
     progress.update(0, archiveSize);
     if (format === "zip") {
-      await extractZip(opts.archive, writer, budget, strip, ctx.signal, (done) => progress.update(done, archiveSize));
+      await extractZip(handle.fd, archiveSize, writer, budget, strip, ctx.signal, (done) => progress.update(done, archiveSize));
     } else {
       let read = 0;
       const meter = new Transform({
@@ -69,7 +85,7 @@ export async function extractArchive(ctx: RunContext, opts: ExtractOptions): Pro
           done(null, chunk);
         },
       });
-      const source = createReadStream(opts.archive, { highWaterMark: READ_CHUNK_BYTES });
+      const source = handle.createReadStream({ start: 0, highWaterMark: READ_CHUNK_BYTES, autoClose: false });
       source.on("error", (err) => meter.destroy(err));
       await extractTarStream(decompressedTar(format, source.pipe(meter)), writer, budget, strip, ctx.signal);
     }
@@ -82,7 +98,7 @@ export async function extractArchive(ctx: RunContext, opts: ExtractOptions): Pro
     progress.flush();
     return { dest: opts.dest, format, entries: budget.entries, bytes: budget.bytes };
   } catch (err) {
-    await rm(temp, { recursive: true, force: true });
+    await removeTree(temp);
     if (ctx.signal.aborted) throw ctx.signal.reason ?? err;
     throw explain(err);
   }
@@ -94,7 +110,7 @@ async function requireFreshDest(dest: string): Promise<void> {
     throw new ActionError("conflict", `${dest} already exists; extract into a new directory`, { path: "/dest" });
   }
   if (!(await stat(dirname(dest)).catch(() => undefined))?.isDirectory()) {
-    throw new ActionError("not_found", `directory ${dirname(dest)} does not exist; create it first`, { path: "/dest" });
+    throw new ActionError("not_found", `directory ${dirname(dest)} does not exist; pass parents: true to create it`, { path: "/dest" });
   }
 }
 

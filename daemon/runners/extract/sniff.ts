@@ -1,4 +1,4 @@
-import { open } from "node:fs/promises";
+import type { FileHandle } from "node:fs/promises";
 import { ActionError } from "../../../protocol/errors.js";
 
 /** Archive formats files.extract understands. */
@@ -19,18 +19,10 @@ export function formatFromMagic(head: Buffer): ArchiveFormat | null {
   return null;
 }
 
-/** Reads the head of `path` and names its format; `requested` must agree when given. */
-export async function detectArchiveFormat(path: string, requested?: ArchiveFormat): Promise<ArchiveFormat> {
+/** Reads the head of the archive open as `handle` (named `path` in messages) and names its format; `requested` must agree when given. */
+export async function detectArchiveFormat(handle: FileHandle, path: string, requested?: ArchiveFormat): Promise<ArchiveFormat> {
   const head = Buffer.alloc(512);
-  const handle = await open(path, "r").catch((err: NodeJS.ErrnoException) => {
-    throw new ActionError(err.code === "ENOENT" ? "not_found" : "invalid_request", `cannot open archive ${path}: ${err.code ?? err.message}`, { path: "/archive" });
-  });
-  let length: number;
-  try {
-    ({ bytesRead: length } = await handle.read(head, 0, 512, 0));
-  } finally {
-    await handle.close();
-  }
+  const { bytesRead: length } = await handle.read(head, 0, 512, 0);
   const sniffed = formatFromMagic(head.subarray(0, length));
   if (requested && sniffed && sniffed !== requested) {
     throw new ActionError("invalid_request", `${path} looks like ${sniffed}, not ${requested}; drop "format" to use what the file is`, { path: "/format" });

@@ -1,8 +1,10 @@
 import { Transform, type Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { extract as tarExtract, type Header } from "tar-stream";
+import { ActionError } from "../../../protocol/errors.js";
 import type { ExtractionBudget } from "./budget.js";
 import { refuseEntry, safeEntryPath, wrapWriteError } from "./entry-path.js";
+import { Pacer } from "./pacer.js";
 import type { TreeWriter } from "./tree-writer.js";
 
 /**
@@ -33,8 +35,10 @@ export async function extractTarStream(tarStream: Readable, writer: TreeWriter, 
     },
   });
   const feeding = pipeline(tarStream, meter, extract, { signal });
+  const pacer = new Pacer();
   const consuming = (async () => {
     for await (const entry of extract) {
+      await pacer.turn();
       const h: Partial<Header> & { name: string } = entry.header;
       budget.addEntry(h.name);
       const kind = h.type ?? "unknown";
@@ -58,12 +62,15 @@ export async function extractTarStream(tarStream: Readable, writer: TreeWriter, 
       }
     }
   })();
-  // Whichever side fails first decides the error; the other is torn down with it.
-  await Promise.all([
+  // A failure on either side tears the other down, and the torn-down side then fails too (often
+  // with a bare "Premature close"); our own refusal, wherever it was raised, is the error that counts.
+  const [fed, consumed] = await Promise.allSettled([
     feeding,
     consuming.catch((err: unknown) => {
       extract.destroy(err as Error);
       throw err;
     }),
   ]);
+  const failures = [consumed, fed].flatMap((r) => (r.status === "rejected" ? [r.reason as unknown] : []));
+  if (failures.length > 0) throw failures.find((e) => e instanceof ActionError) ?? failures[failures.length - 1];
 }

@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { readSync } from "node:fs";
 import { Readable } from "node:stream";
 import yauzl from "yauzl";
 
@@ -30,17 +30,14 @@ interface ReaderBase {
 }
 const RandomAccessReader = (yauzl as unknown as { RandomAccessReader: new () => ReaderBase }).RandomAccessReader;
 
-/** Opens `path` for yauzl.fromRandomAccessReader; returns the reader and the file's size. */
-export function openWindowedReader(path: string): { reader: WindowedReader; size: number } {
-  const fd = openSync(path, "r");
-  const size = fstatSync(fd).size;
-  return { reader: new SyncWindowedReader(fd, size), size };
+/** A reader for yauzl.fromRandomAccessReader over the open file `fd` of `size` bytes; the caller keeps and closes `fd`. */
+export function openWindowedReader(fd: number, size: number): WindowedReader {
+  return new SyncWindowedReader(fd, size);
 }
 
 class SyncWindowedReader extends RandomAccessReader implements WindowedReader {
   /** Most recently used last; keyed by the window's aligned start offset. */
   private readonly windows = new Map<number, Buffer>();
-  private closed = false;
 
   constructor(
     private readonly fd: number,
@@ -118,15 +115,9 @@ class SyncWindowedReader extends RandomAccessReader implements WindowedReader {
     });
   }
 
+  /** The descriptor belongs to the caller (it was checked to be a regular file there): only the cache goes. */
   override close(callback: (err?: Error | null) => void): void {
-    if (!this.closed) {
-      this.closed = true;
-      try {
-        closeSync(this.fd);
-      } catch (err) {
-        return setImmediate(callback, err as Error) as unknown as void;
-      }
-    }
+    this.windows.clear();
     setImmediate(callback);
   }
 }

@@ -3,6 +3,7 @@ import { inflateRawSync } from "node:zlib";
 import yauzl, { type Entry, type ZipFile } from "yauzl";
 import type { ExtractionBudget } from "./budget.js";
 import { refuseArchive, refuseEntry, safeEntryPath, wrapWriteError } from "./entry-path.js";
+import { Pacer } from "./pacer.js";
 import type { TreeWriter } from "./tree-writer.js";
 import { openWindowedReader, type WindowedReader } from "./zip-reader.js";
 
@@ -55,16 +56,19 @@ function decodeName(entry: Entry): string {
   return decodeLowLevel(entry.generalPurposeBitFlag, raw, entry.extraFields, false);
 }
 
-/** Extracts every entry of the zip at `path` through `writer`; `onProgress` gets compressed bytes passed. */
-export async function extractZip(path: string, writer: TreeWriter, budget: ExtractionBudget, strip: number, signal: AbortSignal, onProgress: (done: number) => void): Promise<void> {
-  const { zip, reader } = await openZip(path);
+/** Extracts every entry of the zip open as `fd` (`size` bytes) through `writer`; `onProgress` gets compressed bytes passed. */
+export async function extractZip(fd: number, size: number, writer: TreeWriter, budget: ExtractionBudget, strip: number, signal: AbortSignal, onProgress: (done: number) => void): Promise<void> {
+  const { zip, reader } = await openZip(fd, size);
   const abort = () => zip.close();
   signal.addEventListener("abort", abort, { once: true });
   try {
     if (zip.entryCount > budget.limits.maxEntries) {
       throw refuseArchive(`it lists ${zip.entryCount} entries, more than ${budget.limits.maxEntries}`, "limit_exceeded");
     }
+    // Entries are read and written synchronously (zip-reader.ts): the pacer gives the loop its turns.
+    const pacer = new Pacer();
     for (let entry = await nextEntry(zip); entry; entry = await nextEntry(zip)) {
+      await pacer.turn();
       signal.throwIfAborted();
       await extractEntry(zip, reader, entry, writer, budget, strip, signal);
       onProgress(entry.relativeOffsetOfLocalHeader + entry.compressedSize);
@@ -157,10 +161,10 @@ function describeEntryError(name: string, err: unknown): unknown {
   return wrapWriteError(name, err);
 }
 
-function openZip(path: string): Promise<{ zip: ZipFile; reader: WindowedReader }> {
+function openZip(fd: number, size: number): Promise<{ zip: ZipFile; reader: WindowedReader }> {
   return new Promise((resolve, reject) => {
     const options = { lazyEntries: true, autoClose: false, decodeStrings: false, validateEntrySizes: true, strictFileNames: false };
-    const { reader, size } = openWindowedReader(path);
+    const reader = openWindowedReader(fd, size);
     const fromReader = (yauzl as unknown as { fromRandomAccessReader: (r: unknown, size: number, o: object, cb: (err: Error | null, zip: ZipFile) => void) => void }).fromRandomAccessReader;
     fromReader(reader, size, options, (err, zip) => {
       if (err) {

@@ -15,29 +15,60 @@ const FRAME_MAGIC = 0xfd2fb528;
 const SKIPPABLE_MASK = 0xfffffff0;
 const SKIPPABLE_MAGIC = 0x184d2a50;
 
+/** zstd's largest block (Block_Maximum_Size); fzstd allocates this much output per compressed block. */
+const BLOCK_MAX = 128 * 1024;
+/** Fixed cost of one block or frame in fzstd (calls, tables, small allocations), in bytes-moved equivalents. */
+const UNIT_OVERHEAD = 1024;
+
+/**
+ * A stretch of compressed input ending where fzstd completes one piece of work (a frame header or
+ * a block), and that work in bytes moved. fzstd's streaming decoder allocates and zeroes the whole
+ * window for each frame, and after every block shifts the whole window left by the block's size
+ * (copyWithin) and appends the block; so a block costs about window + block bytes, whatever its
+ * size. `end` is an offset into the chunk passed to scan().
+ */
+export interface ZstdUnit {
+  end: number;
+  work: number;
+}
+
 /** Feed every compressed byte, in order, to `scan` before the decoder sees it. */
 export class ZstdWindowGuard {
   private held = Buffer.alloc(0);
   private skip = 0;
   private inFrame = false;
   private hasChecksum = false;
+  private window = 0;
+  /** Work of the unit whose bytes are still being skipped. */
+  private pending = 0;
 
   constructor(private readonly maxWindow = MAX_ZSTD_WINDOW) {}
 
-  scan(chunk: Uint8Array): void {
+  /** Checks the headers in `chunk` and returns the units that complete inside it, in order. */
+  scan(chunk: Uint8Array): ZstdUnit[] {
+    const units: ZstdUnit[] = [];
     let data = this.held.length > 0 ? Buffer.concat([this.held, chunk]) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    // Offset in `chunk` of data[0]: negative while re-reading held bytes.
+    let at = -this.held.length;
     for (;;) {
       if (this.skip > 0) {
         const n = Math.min(this.skip, data.length);
         this.skip -= n;
         data = data.subarray(n);
+        at += n;
         if (this.skip > 0) break;
+      }
+      if (this.pending > 0) {
+        units.push({ end: at, work: this.pending });
+        this.pending = 0;
       }
       const used = this.inFrame ? this.blockHeader(data) : this.frameHeader(data);
       if (used === 0) break;
       data = data.subarray(used);
+      at += used;
     }
     this.held = Buffer.from(data);
+    return units;
   }
 
   /** Consumes a frame (or skippable frame) header; 0 when more bytes are needed. */
@@ -68,6 +99,8 @@ export class ZstdWindowGuard {
     }
     this.hasChecksum = ((fhd >> 2) & 1) === 1;
     this.inFrame = true;
+    this.window = window;
+    this.pending = window + UNIT_OVERHEAD;
     return headerSize;
   }
 
@@ -77,7 +110,9 @@ export class ZstdWindowGuard {
     const h = b[0]! | (b[1]! << 8) | (b[2]! << 16);
     const type = (h >> 1) & 3;
     if (type === 3) throw refuseArchive("its zstd stream is damaged (reserved block type)");
-    this.skip = type === 1 ? 1 : h >> 3;
+    const size = h >> 3;
+    this.skip = type === 1 ? 1 : size;
+    this.pending = this.window + (type === 2 ? Math.min(BLOCK_MAX, this.window) : size) + UNIT_OVERHEAD;
     if (h & 1) {
       this.inFrame = false;
       if (this.hasChecksum) this.skip += 4;
