@@ -19,6 +19,7 @@ import { tasksMerge } from "./actions/tasks-merge.js";
 import { tasksRemove } from "./actions/tasks-remove.js";
 import { secretsWrite } from "./actions/secrets-write.js";
 import { prepare } from "./actions/prepare.js";
+import { FS_ACTIONS } from "./actions/files-fs.js";
 
 export * from "./common.js";
 export * from "./errors.js";
@@ -58,4 +59,5 @@ export const ACTIONS: readonly ActionDefinition[] = [
   tasksRemove,
   secretsWrite,
   prepare,
+  ...FS_ACTIONS,
 ];

@@ -27,6 +27,17 @@ import tasksMerge from "./tasks-merge.js";
 import tasksRemove from "./tasks-remove.js";
 import secretsWrite from "./secrets-write.js";
 import prepare from "./prepare.js";
+import filesRead from "./files-read.js";
+import filesWrite from "./files-write.js";
+import filesEdit from "./files-edit.js";
+import filesList from "./files-list.js";
+import filesStat from "./files-stat.js";
+import filesMkdir from "./files-mkdir.js";
+import filesMove from "./files-move.js";
+import filesRemove from "./files-remove.js";
+import filesSearch from "./files-search.js";
+import filesWatch from "./files-watch.js";
+import filesUnwatch from "./files-unwatch.js";
 
 /** Every handler, explicitly; dispatch checks this list against protocol's ACTIONS at start-up. */
 export const HANDLERS: readonly ActionEntry[] = [
@@ -58,4 +69,15 @@ export const HANDLERS: readonly ActionEntry[] = [
   tasksRemove,
   secretsWrite,
   prepare,
+  filesRead,
+  filesWrite,
+  filesEdit,
+  filesList,
+  filesStat,
+  filesMkdir,
+  filesMove,
+  filesRemove,
+  filesSearch,
+  filesWatch,
+  filesUnwatch,
 ];
