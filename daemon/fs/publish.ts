@@ -59,9 +59,9 @@ export async function currentSha256(target: string): Promise<string | null> {
     if (isMissing(err)) return null;
     throw fsError(err, target);
   }
-  const { handle } = await openRegularFile(target);
+  const { handle, stats } = await openRegularFile(target);
   try {
-    return await hashHandle(handle);
+    return await hashHandle(handle, stats.size);
   } finally {
     await handle.close();
   }

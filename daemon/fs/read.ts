@@ -56,8 +56,8 @@ export async function readSlice(real: string, request: ReadRequest): Promise<Rea
       if (!isUtf8(bytes)) throw new ActionError("invalid_request", `${real} is not valid UTF-8 between bytes ${offset} and ${next}; read it with encoding "base64"`, { path: "/encoding" });
       encoded = { data: bytes.toString("utf8"), encoding: "utf8" };
     } else encoded = encodeBytes(bytes);
-    let sha256 = hashes.feed(stats, offset, bytes);
-    if (eof && sha256 === undefined) sha256 = await hashHandle(handle);
+    let sha256 = await hashes.feed(stats, offset, bytes);
+    if (eof && sha256 === undefined) sha256 = await hashHandle(handle, stats.size);
     return { ...encoded, size: stats.size, mtime: stats.mtime.toISOString(), offset, next, eof, ...(eof ? { sha256 } : {}) };
   } finally {
     await handle.close();
