@@ -4,6 +4,7 @@ import { jobCommands } from "./commands/jobs.js";
 import { workspaceCommands } from "./commands/workspace.js";
 import { prepareCommands } from "./commands/prepare.js";
 import { fileCommands } from "./commands/files.js";
+import { fsCommands } from "./commands/fs.js";
 
 export interface CommandContext {
   client: HotlineClient;
@@ -18,4 +19,4 @@ export interface CommandContext {
 export type Command = (ctx: CommandContext) => Promise<number>;
 
 /** Every CLI verb; feature modules add theirs as a module of cli/commands/ listed here. */
-export const COMMANDS: Record<string, Command> = { ...coreCommands, ...jobCommands, ...prepareCommands, ...fileCommands, ...workspaceCommands };
+export const COMMANDS: Record<string, Command> = { ...coreCommands, ...jobCommands, ...prepareCommands, ...fileCommands, ...workspaceCommands, ...fsCommands };

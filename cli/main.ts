@@ -24,6 +24,10 @@ const USAGE = `hotline — the in-sandbox agent daemon and its CLI
   hotline tasks create TASK [--repo R] [--base REF]   a worktree on branch task-TASK
   hotline tasks list|commit TASK -m MSG|merge TASK [--into B]|remove TASK [--force]
   hotline secrets write --repo R|--task T < NAME=VALUE lines   the root .env (never committed)
+  hotline cat FILE…                           print files byte-exact (files.read)
+  hotline put FILE < DATA [--if-match SHA|absent] [--mode 0644] [--parents]   write stdin atomically
+  hotline ls [DIR] [--depth N] [--glob G] [--hidden] [--gitignore]   list a directory
+  hotline grep PATTERN [DIR] [--regex] [--glob G] [--limit N]   search files (git grep)
   hotline send '<json>'                       send one raw action, print the reply
 Common flags: --json (machine output), --state-dir, --config-dir`;
 
@@ -79,6 +83,14 @@ async function main(argv: string[]): Promise<number> {
       into: { type: "string" },
       message: { type: "string", short: "m" },
       force: { type: "boolean" },
+      "if-match": { type: "string" },
+      mode: { type: "string" },
+      parents: { type: "boolean" },
+      depth: { type: "string" },
+      glob: { type: "string" },
+      hidden: { type: "boolean" },
+      gitignore: { type: "boolean" },
+      regex: { type: "boolean" },
     },
     allowPositionals: true,
     strict: false,
