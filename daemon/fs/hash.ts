@@ -1,21 +1,12 @@
 import { spawn } from "node:child_process";
-import { createHash, type Hash } from "node:crypto";
+import { createHash } from "node:crypto";
 import type { Stats } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
-import { setImmediate as yieldToLoop } from "node:timers/promises";
 
-/** Bytes hashed on the event loop between yields: ~0.2 ms of SHA-256, so a big update never stalls other clients. */
+/** Bytes per read while hashing on the event loop (small files only; the reads yield between pieces). */
 const UPDATE_SLICE = 256 * 1024;
 /** Files above this are hashed by a `sha256sum` child reading our descriptor, off the event loop entirely. */
 const CHILD_HASH_ABOVE = 8 * 1024 * 1024;
-
-/** Feeds `bytes` to `hash` in slices, yielding to the event loop between them. */
-export async function updateYielding(hash: Hash, bytes: Buffer): Promise<void> {
-  for (let at = 0; at < bytes.length; at += UPDATE_SLICE) {
-    if (at > 0) await yieldToLoop();
-    hash.update(bytes.subarray(at, at + UPDATE_SLICE));
-  }
-}
 
 /** SHA-256 of an open regular file from its start. */
 export async function hashHandle(handle: FileHandle, size: number): Promise<string> {
@@ -55,32 +46,49 @@ export function sha256Hex(data: Buffer): string {
   return createHash("sha256").update(data).digest("hex");
 }
 
-const MAX_RUNNING = 64;
+/** Files up to this size get their hash started in the background when a first slice is read. */
+const BACKGROUND_MAX_BYTES = 1024 ** 3;
+const MAX_REMEMBERED = 64;
+const MAX_BACKGROUND_RUNNING = 4;
 
 /**
- * Hashes of files being read front to back in pieces: each files.read continues the hash of the
- * piece before, so the reply that reaches the end carries the whole file's SHA-256 without
- * reading the file twice. Keyed by the file's identity and version; bounded, oldest dropped.
+ * Whole-file hashes for files read in slices. The first slice of a multi-slice read starts a
+ * `sha256sum` child on the file (another core, no event-loop time); the reply that reaches the
+ * end awaits it, so the hash never makes a reader wait for a second pass and pipelined reads
+ * need no order. Keyed by the file's identity and version, so a changed file is hashed anew;
+ * bounded in entries and in children running at once.
  */
-export class SequentialHashes {
-  private readonly running = new Map<string, { hash: Hash; position: number }>();
+export class BackgroundHashes {
+  private readonly known = new Map<string, Promise<string | undefined>>();
+  private running = 0;
 
   static key(st: Stats): string {
     return `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
   }
 
-  /** Feeds the bytes of [offset, offset+bytes.length); resolves with the digest when they end the file and the hash covered all before. */
-  async feed(st: Stats, offset: number, bytes: Buffer): Promise<string | undefined> {
-    const key = SequentialHashes.key(st);
-    let state = this.running.get(key);
-    if (offset === 0) state = { hash: createHash("sha256"), position: 0 };
-    if (!state || state.position !== offset) return undefined;
-    this.running.delete(key);
-    state.position += bytes.length; // claimed before the await, so a concurrent read of the same slice cannot feed it twice
-    await updateYielding(state.hash, bytes);
-    if (state.position >= st.size) return state.hash.digest("hex");
-    this.running.set(key, state);
-    if (this.running.size > MAX_RUNNING) this.running.delete(this.running.keys().next().value!);
-    return undefined;
+  /** Starts hashing `path` (as it is now, `st`) unless it is already known or running. */
+  start(path: string, st: Stats, open: (path: string) => Promise<FileHandle>): void {
+    const key = BackgroundHashes.key(st);
+    if (this.known.has(key) || st.size > BACKGROUND_MAX_BYTES || this.running >= MAX_BACKGROUND_RUNNING) return;
+    this.running++;
+    const digest = (async () => {
+      const handle = await open(path);
+      try {
+        const now = await handle.stat();
+        return BackgroundHashes.key(now) === key ? await hashInChild(handle) : undefined;
+      } finally {
+        await handle.close();
+      }
+    })()
+      .catch(() => undefined)
+      .finally(() => this.running--);
+    this.known.set(key, digest);
+    if (this.known.size > MAX_REMEMBERED) this.known.delete(this.known.keys().next().value!);
+  }
+
+  /** The whole file's hash: the background one when there is one for this version, else computed now from `handle`. */
+  async digest(st: Stats, handle: FileHandle): Promise<string> {
+    const known = await this.known.get(BackgroundHashes.key(st));
+    return known ?? hashHandle(handle, st.size);
   }
 }

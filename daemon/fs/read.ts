@@ -3,7 +3,7 @@ import type { Encoding } from "../../protocol/common.js";
 import { ActionError } from "../../protocol/errors.js";
 import { completeUtf8Length, encodeBytes } from "../jobs/utf8.js";
 import { openRegularFile } from "../util/regular-file.js";
-import { hashHandle, SequentialHashes } from "./hash.js";
+import { BackgroundHashes } from "./hash.js";
 
 export const DEFAULT_READ_LIMIT = 1024 * 1024;
 
@@ -11,11 +11,12 @@ export interface ReadRequest {
   offset?: number;
   limit?: number;
   encoding?: Encoding;
+  binary?: boolean;
 }
 
 export interface ReadSlice {
   data: string;
-  encoding: Encoding;
+  encoding: Encoding | "binary";
   size: number;
   mtime: string;
   offset: number;
@@ -24,24 +25,38 @@ export interface ReadSlice {
   sha256?: string;
 }
 
-const hashes = new SequentialHashes();
+const hashes = new BackgroundHashes();
+const reopen = async (path: string) => (await openRegularFile(path)).handle;
 
 /**
  * Reads one slice of a regular file (never a FIFO or device: openRegularFile refuses them before
  * opening). Text is cut at a character boundary when more follows; the reply that reaches the
- * end carries the whole file's SHA-256, continued from the slices before when read in order.
+ * end carries the whole file's SHA-256 (started in the background by the first slice).
  */
-export async function readSlice(real: string, request: ReadRequest): Promise<ReadSlice> {
+export async function readSlice(real: string, request: ReadRequest): Promise<ReadSlice & { frame?: Buffer }> {
   const { handle, stats } = await openRegularFile(real);
   try {
     const offset = Math.min(request.offset ?? 0, stats.size);
     const want = Math.min(request.limit ?? DEFAULT_READ_LIMIT, stats.size - offset);
-    const buffer = Buffer.allocUnsafe(want);
+    // Binary: the bytes are read straight into the frame that carries them, after its header.
+    const head = request.binary ? Buffer.from(JSON.stringify({ event: "files.data", path: real, offset })) : undefined;
+    const start = head ? 4 + head.length : 0;
+    const buffer = Buffer.allocUnsafe(start + want);
     let got = 0;
     while (got < want) {
-      const { bytesRead } = await handle.read(buffer, got, want - got, offset + got);
+      const { bytesRead } = await handle.read(buffer, start + got, want - got, offset + got);
       if (bytesRead === 0) break; // shrank meanwhile: what we have is what there is
       got += bytesRead;
+    }
+    if (head) {
+      buffer.writeUInt32BE(head.length, 0);
+      head.copy(buffer, 4);
+      const next = offset + got;
+      const eof = next >= stats.size;
+      if (!eof) hashes.start(real, stats, reopen);
+      const sha256 = eof ? await hashes.digest(stats, handle) : undefined;
+      const frame = buffer.subarray(0, start + got);
+      return { data: "", encoding: "binary", size: stats.size, mtime: stats.mtime.toISOString(), offset, next, eof, ...(eof ? { sha256 } : {}), frame };
     }
     let bytes = buffer.subarray(0, got);
     if (request.encoding !== "base64" && offset + got < stats.size) {
@@ -56,8 +71,8 @@ export async function readSlice(real: string, request: ReadRequest): Promise<Rea
       if (!isUtf8(bytes)) throw new ActionError("invalid_request", `${real} is not valid UTF-8 between bytes ${offset} and ${next}; read it with encoding "base64"`, { path: "/encoding" });
       encoded = { data: bytes.toString("utf8"), encoding: "utf8" };
     } else encoded = encodeBytes(bytes);
-    let sha256 = await hashes.feed(stats, offset, bytes);
-    if (eof && sha256 === undefined) sha256 = await hashHandle(handle, stats.size);
+    if (!eof) hashes.start(real, stats, reopen);
+    const sha256 = eof ? await hashes.digest(stats, handle) : undefined;
     return { ...encoded, size: stats.size, mtime: stats.mtime.toISOString(), offset, next, eof, ...(eof ? { sha256 } : {}) };
   } finally {
     await handle.close();

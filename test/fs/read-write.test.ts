@@ -57,6 +57,23 @@ describe("files.read and files.write through the real daemon", () => {
     expect(tail).toMatchObject({ eof: true, sha256: sha256(body) });
   });
 
+  it("sends the bytes raw in a binary frame right after the reply with binary: true", async () => {
+    const dir = scratch();
+    const body = randomBytes(3 * 1024 * 1024 + 5);
+    writeFileSync(join(dir, "raw.bin"), body);
+    const pieces: Buffer[] = [];
+    let last: Record<string, any> = {};
+    for (let offset = 0; !last.eof; offset = last.next) {
+      last = await ctx.client.ok("files.read", { path: join(dir, "raw.bin"), offset, binary: true });
+      expect(last).toMatchObject({ data: "", encoding: "binary", offset });
+      const frame = await ctx.client.waitFor((f) => f.event === "files.data" && f.path === join(dir, "raw.bin") && f.offset === offset, 10_000, `files.data at ${offset}`);
+      expect(frame.bytes.length).toBe(last.next - offset);
+      pieces.push(frame.bytes);
+    }
+    expect(sha256(Buffer.concat(pieces))).toBe(sha256(body));
+    expect(last.sha256).toBe(sha256(body));
+  });
+
   it("refuses a chunk at the wrong offset with the received count, and an unknown upload", async () => {
     const dir = scratch();
     const path = join(dir, "c.txt");
