@@ -1,7 +1,7 @@
 import { watch as fsWatch, type FSWatcher } from "node:fs";
 import { lstat, readdir } from "node:fs/promises";
 import { randomBytes } from "node:crypto";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import type { FsChangeEvent } from "../../protocol/events.js";
 import { ActionError } from "../../protocol/errors.js";
 import { isRefused, type FsPolicy } from "./policy.js";
@@ -36,6 +36,8 @@ export class Watch {
   private overflow = false;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
+  /** Watching one file: its directory is watched and only this name reported, so a replaced file stays watched. */
+  private only: string | undefined;
 
   private constructor(
     readonly root: string,
@@ -53,7 +55,11 @@ export class Watch {
         throw new ActionError("limit_exceeded", `${root} holds more than ${MAX_DIRS_PER_WATCH} directories; watch a smaller tree or without recursive`, { path: "/path" });
       }
       for (const dir of dirs) w.add(dir);
-    } else w.add(root, !isDir);
+    } else if (isDir) w.add(root);
+    else {
+      w.only = basename(root);
+      w.add(dirname(root));
+    }
     return w;
   }
 
@@ -82,13 +88,14 @@ export class Watch {
     return dirs;
   }
 
-  private add(path: string, isFile = false): void {
+  private add(path: string): void {
     if (this.closed || this.watchers.has(path)) return;
     if (this.watchers.size >= MAX_DIRS_PER_WATCH) return void this.note(this.root, true, true);
     let watcher: FSWatcher;
     try {
       watcher = fsWatch(path, { persistent: false }, (type, name) => {
-        this.note(isFile || !name ? path : join(path, name.toString()), type === "rename");
+        if (this.only !== undefined && name?.toString() !== this.only) return;
+        this.note(name ? join(path, name.toString()) : path, type === "rename");
       });
     } catch {
       return; // gone before we got to it: its removal is reported by its parent
@@ -138,7 +145,7 @@ export class Watch {
   }
 
   private drop(dir: string): void {
-    if (dir === this.root) return; // the root's own watcher ends with an error event, reported above
+    if (dir === this.root || this.only !== undefined) return; // the root's own watcher ends with an error event, reported above
     this.watchers.get(dir)?.close();
     this.watchers.delete(dir);
   }

@@ -93,6 +93,10 @@ describe("files.list, stat, mkdir, move, remove through the real daemon", () => 
     expect(readFileSync(join(dir, "b"), "utf8")).toBe("A");
     mkdirSync(join(dir, "d"));
     expect((await ctx.client.call("files.move", { from: join(dir, "d"), to: join(dir, "d/inner") })).error).toMatchObject({ code: "invalid_request" });
+    mkdirSync(join(ctx.daemon.dirs.root, "workspace"), { recursive: true });
+    const ontoRoot = await ctx.client.call("files.move", { from: join(dir, "d"), to: join(ctx.daemon.dirs.root, "workspace"), overwrite: true });
+    expect(ontoRoot.error).toMatchObject({ code: "invalid_request", path: "/to" });
+    expect(existsSync(join(dir, "d"))).toBe(true);
   });
 
   it("remove: a link (never its target), a directory only with recursive, never /, home or the workspace root", async () => {

@@ -62,6 +62,20 @@ describe("files.watch through the real daemon", () => {
     await ctx.client.ok("files.unwatch", { watch: probe.watch });
   });
 
+  it("keeps watching a single file across an atomic replace (files.write renames over it)", async () => {
+    const dir = scratch();
+    const file = join(dir, "config.json");
+    writeFileSync(file, "{}");
+    writeFileSync(join(dir, "other.txt"), "");
+    const { watch } = await ctx.client.ok("files.watch", { path: file });
+    await timed(ctx.client, watch, file, "create", () => void ctx.client.call("files.write", { path: file, data: '{"a":1}' }));
+    await timed(ctx.client, watch, file, "modify", () => writeFileSync(file, '{"a":2}'));
+    writeFileSync(join(dir, "other.txt"), "changed");
+    await timed(ctx.client, watch, file, "remove", () => rmSync(file));
+    expect(ctx.client.frames.some((f) => f.watch === watch && f.path !== file)).toBe(false);
+    await ctx.client.ok("files.unwatch", { watch });
+  });
+
   it("caps watches per connection", async () => {
     const dir = scratch();
     const client = await ctx.daemon.client();
