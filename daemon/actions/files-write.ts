@@ -16,9 +16,9 @@ export default entry(filesWrite, async (params, { services, connection }) => {
     for (const field of ["mode", "parents", "ifMatch"] as const) {
       if (params[field] !== undefined) throw new ActionError("invalid_request", `${field} belongs to the first chunk of an upload; leave it out of later chunks`, { path: `/${field}` });
     }
-    const real = await resolveWriteTarget(await policyFor(services.config), params.path);
-    if (real !== upload.target) throw new ActionError("invalid_request", `upload ${upload.id} writes ${upload.target}, not ${params.path}`, { path: "/path" });
+    if (params.path !== upload.requested) throw new ActionError("invalid_request", `upload ${upload.id} writes ${upload.requested}, not ${params.path}`, { path: "/path" });
     checkBudget(session.uploads.values(), data.length);
+    // Queued before the first await, so pipelined chunks are applied in the order they arrived.
     const published = await upload.chunk(params.offset ?? upload.received, data, final);
     return published ? { ...published, done: true, received: upload.received } : { path: upload.target, done: false, received: upload.received, upload: upload.id };
   }
@@ -30,7 +30,7 @@ export default entry(filesWrite, async (params, { services, connection }) => {
     throw new ActionError("limit_exceeded", `at most ${MAX_UPLOADS_PER_CONNECTION} uploads may be open per connection; finish one (final: true) first`);
   }
   checkBudget(session.uploads.values(), data.length);
-  const upload = await Upload.start(real, options, (u) => session.uploads.delete(u.id));
+  const upload = await Upload.start(params.path, real, options, (u) => session.uploads.delete(u.id));
   session.uploads.set(upload.id, upload);
   await upload.chunk(0, data, false);
   return { path: real, done: false, received: upload.received, upload: upload.id };

@@ -25,6 +25,8 @@ export class Upload {
   private queue: Promise<unknown> = Promise.resolve();
 
   private constructor(
+    /** The path as the first chunk named it; later chunks must name it the same way. */
+    readonly requested: string,
     readonly target: string,
     private readonly temp: string,
     private readonly handle: FileHandle,
@@ -35,10 +37,10 @@ export class Upload {
     this.timer.unref();
   }
 
-  static async start(target: string, options: PublishOptions, onEnd: (upload: Upload) => void): Promise<Upload> {
+  static async start(requested: string, target: string, options: PublishOptions, onEnd: (upload: Upload) => void): Promise<Upload> {
     await checkIfMatch(target, options.ifMatch);
     const { temp, handle } = await openTemp(target, options.parents);
-    return new Upload(target, temp, handle, options, onEnd);
+    return new Upload(requested, target, temp, handle, options, onEnd);
   }
 
   /** Appends one chunk at `offset` (which must be what was received so far); the final one publishes. */

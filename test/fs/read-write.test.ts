@@ -74,6 +74,22 @@ describe("files.read and files.write through the real daemon", () => {
     expect(last.sha256).toBe(sha256(body));
   });
 
+  it("applies pipelined chunks in the order they were sent", async () => {
+    const dir = scratch();
+    const path = join(dir, "piped.bin");
+    const body = randomBytes(40 * 64 * 1024);
+    const piece = 64 * 1024;
+    const first = await ctx.client.ok("files.write", { path, data: body.subarray(0, piece).toString("base64"), encoding: "base64", final: false });
+    const replies = await Promise.all(
+      Array.from({ length: body.length / piece - 1 }, (_, i) => {
+        const offset = (i + 1) * piece;
+        return ctx.client.ok("files.write", { path, upload: first.upload, offset, data: body.subarray(offset, offset + piece).toString("base64"), encoding: "base64", final: offset + piece >= body.length });
+      }),
+    );
+    expect(replies.at(-1)).toMatchObject({ done: true, size: body.length, sha256: sha256(body) });
+    expect(sha256(readFileSync(path))).toBe(sha256(body));
+  });
+
   it("refuses a chunk at the wrong offset with the received count, and an unknown upload", async () => {
     const dir = scratch();
     const path = join(dir, "c.txt");
