@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import WebSocket from "ws";
-import { type BenchRow, row, startBenchDaemon, timeMedian, timePairs } from "./common.js";
+import { type BenchDaemon, type BenchRow, row, startBenchDaemon, timeMedian, timePairs } from "./common.js";
 
 /** A raw `ws` server in its own process: echoes text frames, or streams N bytes on request. */
 async function startRawServer(): Promise<{ url: string; stop(): void }> {
@@ -158,6 +158,7 @@ async function memoryRows(): Promise<BenchRow[]> {
       await Promise.all(Array.from({ length: 50 }, () => daemon.client.request("shell", { command: ["true"], wait: 30_000 })));
     }
     const afterJobs = await settle();
+    const pipelined = await peakUnderPipeliningClient(daemon);
 
     // A follower whose socket is paused: the daemon must not buffer the job's output for it.
     const { HotlineClient } = await import("../cli/client.js");
@@ -178,8 +179,44 @@ async function memoryRows(): Promise<BenchRow[]> {
     return [
       { name: "daemon RSS after 1000 finished jobs vs idle", value: afterJobs / MB, baseline: idle / MB, ratio: afterJobs / idle, unit: "MB", goal: "within +20 MB", met: flat(afterJobs) },
       { name: "daemon RSS streaming 512 MiB to a stalled follower vs idle", value: peak / MB, baseline: idle / MB, ratio: peak / idle, unit: "MB", goal: "within +20 MB", met: flat(peak) },
+      {
+        name: `daemon RSS under a non-reading client pipelining ${PIPELINED_REQUESTS} jobs.output (1 MiB) vs idle`,
+        value: pipelined / MB,
+        baseline: idle / MB,
+        ratio: pipelined / idle,
+        unit: "MB",
+        goal: "within +50 MiB",
+        met: pipelined - idle <= 50 * MB,
+      },
     ];
   } finally {
     await daemon.stop();
   }
+}
+
+const PIPELINED_REQUESTS = 300;
+
+/**
+ * Peak RSS while a client sends 300 `jobs.output` requests (1 MiB replies each) and never reads
+ * (the attack of issue 10.3): sampled for 3 s after the last request was sent, then the client
+ * reads everything, so the daemon is idle again for the next row.
+ */
+export async function peakUnderPipeliningClient(daemon: BenchDaemon): Promise<number> {
+  const { job } = await daemon.client.request<{ job: { id: string } }>("shell", { command: "yes hotline | head -c 67108864", wait: 60_000 });
+  const ws = new WebSocket(daemon.url, { headers: { authorization: `Bearer ${daemon.token}` }, perMessageDeflate: false });
+  await new Promise((resolve, reject) => ws.once("open", resolve).once("error", reject));
+  const socket = (ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
+  socket.pause();
+  let replies = 0;
+  const allRead = new Promise<void>((resolve) => ws.on("message", () => ++replies === PIPELINED_REQUESTS && resolve()));
+  for (let i = 0; i < PIPELINED_REQUESTS; i++) ws.send(JSON.stringify({ id: i, action: "jobs.output", job: job.id, from: (i % 64) * 1024 * 1024 }));
+  let peak = 0;
+  for (let t = 0; t < 60; t++) {
+    peak = Math.max(peak, daemon.rssBytes());
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  socket.resume();
+  await allRead;
+  ws.close();
+  return peak;
 }

@@ -1,19 +1,5 @@
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import WebSocket from "ws";
 import type { WireError } from "../protocol/errors.js";
-
-/** Where a client finds the daemon: the URL from <state>/daemon.json and the token from <config>/token. */
-export function discover(stateDir: string, configDir: string): { url: string; token: string } {
-  let url: string;
-  try {
-    url = (JSON.parse(readFileSync(join(stateDir, "daemon.json"), "utf8")) as { url: string }).url;
-  } catch {
-    throw new Error(`no running daemon found (${join(stateDir, "daemon.json")} is missing); start one with: hotline daemon`);
-  }
-  const token = readFileSync(join(configDir, "token"), "utf8").trim();
-  return { url, token };
-}
 
 export class RequestFailed extends Error {
   constructor(readonly error: WireError) {
@@ -76,6 +62,12 @@ export class HotlineClient {
   onEvent(listener: (event: Record<string, unknown>) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /** Calls `listener` once when the connection ends, whoever ended it (the daemon stopping or dying, or close()). */
+  onClose(listener: (code: number, reason: string) => void): void {
+    if (this.ws.readyState === WebSocket.CLOSED) listener(1006, "");
+    else this.ws.once("close", (code: number, reason: Buffer) => listener(code, reason.toString()));
   }
 
   close(): void {

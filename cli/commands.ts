@@ -1,9 +1,11 @@
+import { schemaCommands } from "./commands/schema.js";
 import type { HotlineClient } from "./client.js";
 import { coreCommands } from "./commands/core.js";
 import { jobCommands } from "./commands/jobs.js";
 import { workspaceCommands } from "./commands/workspace.js";
 import { prepareCommands } from "./commands/prepare.js";
 import { fileCommands } from "./commands/files.js";
+import { cacheCommands } from "./commands/cache.js";
 import { fsCommands } from "./commands/fs.js";
 
 export interface CommandContext {
@@ -19,4 +21,4 @@ export interface CommandContext {
 export type Command = (ctx: CommandContext) => Promise<number>;
 
 /** Every CLI verb; feature modules add theirs as a module of cli/commands/ listed here. */
-export const COMMANDS: Record<string, Command> = { ...coreCommands, ...jobCommands, ...prepareCommands, ...fileCommands, ...workspaceCommands, ...fsCommands };
+export const COMMANDS: Record<string, Command> = { ...coreCommands, ...jobCommands, ...prepareCommands, ...fileCommands, ...workspaceCommands, ...schemaCommands, ...cacheCommands, ...fsCommands };

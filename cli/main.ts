@@ -1,12 +1,16 @@
 #!/usr/bin/env -S node --max-semi-space-size=1
 import { parseArgs } from "node:util";
 import { loadConfig } from "../daemon/config.js";
-import { discover, HotlineClient, RequestFailed } from "./client.js";
+import { RequestFailed } from "./client.js";
 import { COMMANDS, type CommandContext } from "./commands.js";
+import { connectTo, findDaemon } from "./connect.js";
+import { daemonHelp } from "./daemon-help.js";
+import { DaemonGone, EXIT, NoDaemon } from "./exit-codes.js";
+import { cliErrorText } from "./flag-names.js";
 
 const USAGE = `hotline — the in-sandbox agent daemon and its CLI
 
-  hotline daemon [--port N] [--host H] …      start the daemon in the foreground
+  hotline daemon [--port N] [--host H] …      start the daemon in the foreground (--help: all its flags)
   hotline state info|guide|catalog            what the daemon is / the agent guide / Nix inputs
   hotline shell [--cwd D] [--pty] -- CMD…     run a command, stream its output, exit with its code
   hotline jobs [--state S] [--limit N]        list jobs, newest first
@@ -15,11 +19,12 @@ const USAGE = `hotline — the in-sandbox agent daemon and its CLI
   hotline cancel JOB                          cancel a job (its whole process group)
   hotline prepare [--workspace DIR] [--flake REF] [--update-lock] [PKG…]   a Nix environment for a workspace
   hotline env [DIR]                           the environment a job in DIR would get
+  hotline cache list|prune [--older-than 7d] [--keep N]   prepared environments: list; drop unused ones
   hotline download URL|--github OWNER/NAME [--tag T] --asset GLOB [--dest P] [--sha256 H] [--overwrite]
   hotline extract ARCHIVE DEST [--strip N] [--format F]   unpack into a new directory, refusing unsafe entries
   hotline run SCRIPT [--interpreter bash|sh|python3] [--cwd D] [-- ARGS…]   run a script as a job
   hotline token create --scope observe [--ttl 15m]   issue a token
-  hotline repos add [REPO] [--url U|--path D]  clone (or git init) a repository's shared clone
+  hotline repos add [REPO] [--origin U|--path D]  clone (or git init) a repository's shared clone
   hotline repos list|snapshot [REPO] [--ref R]|bundle [REPO]   list; tar.gz of a tree; git bundle
   hotline tasks create TASK [--repo R] [--base REF]   a worktree on branch task-TASK
   hotline tasks list|commit TASK -m MSG|merge TASK [--into B]|remove TASK [--force]
@@ -29,13 +34,22 @@ const USAGE = `hotline — the in-sandbox agent daemon and its CLI
   hotline ls [DIR] [--depth N] [--glob G] [--hidden] [--gitignore]   list a directory
   hotline grep PATTERN [DIR] [--regex] [--glob G] [--limit N]   search files (git grep)
   hotline send '<json>'                       send one raw action, print the reply
-Common flags: --json (machine output), --state-dir, --config-dir`;
+  hotline schema [ACTION|NAME]                the published JSON Schemas: index, an action's request/params/result
+Common flags: --json (machine output: JSON, or JSON lines of events for shell and tail -f),
+  --state-dir, --config-dir, --url ws://HOST:PORT and --token-file F (a daemon daemon.json does not name)
+Exit codes: a command that follows a job exits with the job's code (124 timed out, 130 cancelled);
+  1 the daemon refused the request, 2 bad command line, 3 other CLI error,
+  69 no daemon at the URL, or it stopped or died while the command waited`;
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (!command || command === "help" || command === "--help" || command === "-h") {
     process.stdout.write(`${USAGE}\n`);
-    return command ? 0 : 2;
+    return command ? 0 : EXIT.usage;
+  }
+  if (command === "daemon" && (rest.includes("--help") || rest.includes("-h"))) {
+    process.stdout.write(daemonHelp());
+    return 0;
   }
   if (command === "daemon") {
     const { runDaemon } = await import("../daemon/main.js");
@@ -45,7 +59,7 @@ async function main(argv: string[]): Promise<number> {
   const run = COMMANDS[command];
   if (!run) {
     process.stderr.write(`hotline: unknown command ${command}\n${USAGE}\n`);
-    return 2;
+    return EXIT.usage;
   }
   const { values, positionals } = parseArgs({
     args: rest,
@@ -75,6 +89,9 @@ async function main(argv: string[]): Promise<number> {
       overwrite: { type: "boolean" },
       timeout: { type: "string" },
       url: { type: "string" },
+      "token-file": { type: "string" },
+      origin: { type: "string" },
+      "update-lock": { type: "boolean" },
       path: { type: "string" },
       ref: { type: "string" },
       repo: { type: "string" },
@@ -83,6 +100,8 @@ async function main(argv: string[]): Promise<number> {
       into: { type: "string" },
       message: { type: "string", short: "m" },
       force: { type: "boolean" },
+      "older-than": { type: "string" },
+      keep: { type: "string" },
       "if-match": { type: "string" },
       mode: { type: "string" },
       parents: { type: "boolean" },
@@ -99,8 +118,9 @@ async function main(argv: string[]): Promise<number> {
   if (typeof values["state-dir"] === "string") flags["state-dir"] = values["state-dir"];
   if (typeof values["config-dir"] === "string") flags["config-dir"] = values["config-dir"];
   const config = loadConfig(flags);
-  const { url, token } = discover(config.stateDir, config.configDir);
-  const client = await HotlineClient.connect(url, token);
+  const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
+  const target = findDaemon({ stateDir: config.stateDir, configDir: config.configDir, url: str(values.url), tokenFile: str(values["token-file"]) });
+  const client = await connectTo(target);
   const ctx: CommandContext = { client, args: positionals, flags: values, json: values.json === true, tty: process.stdout.isTTY === true };
   try {
     return await run(ctx);
@@ -114,8 +134,8 @@ main(process.argv.slice(2)).then(
     if (code >= 0) process.exitCode = code;
   },
   (err: unknown) => {
-    if (err instanceof RequestFailed) process.stderr.write(`hotline: ${err.message}\n`);
-    else process.stderr.write(`hotline: ${(err as Error).message}\n`);
-    process.exitCode = err instanceof RequestFailed ? 1 : 3;
+    const text = err instanceof RequestFailed ? cliErrorText(err.error) : (err as Error).message;
+    process.stderr.write(`hotline: ${text}\n`);
+    process.exitCode = err instanceof RequestFailed ? EXIT.requestFailed : err instanceof DaemonGone || err instanceof NoDaemon ? EXIT.daemonUnavailable : EXIT.other;
   },
 );

@@ -3,6 +3,18 @@ import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { ActionError } from "../protocol/errors.js";
 
+/**
+ * A Nix binary cache prepared environments are shared through: `push` is the store URL a
+ * successful prepare copies its closure to (signed with the key in `secretKeyFile` — a file, never
+ * a value); `substituters`/`trustedPublicKeys` are passed to every Nix call of prepare.
+ */
+export interface EnvironmentCacheConfig {
+  push?: string;
+  secretKeyFile?: string;
+  substituters: readonly string[];
+  trustedPublicKeys: readonly string[];
+}
+
 /** Everything the daemon can be told, after flags, environment, user and system config are merged. */
 export interface Config {
   host: string;
@@ -14,13 +26,17 @@ export interface Config {
   allowedOrigins: readonly string[];
   maxPayloadBytes: number;
   outputCapBytes: number;
+  /** Output kept across all retained jobs; 0 = a quarter of the state volume, at most 16 GiB. */
+  outputBudgetBytes: number;
   retainJobs: number;
   heartbeatMs: number;
+  maxConnections: number;
   nixpkgs: string;
   githubApi: string;
   workspaceRoot: string;
   idleExitMinutes: number;
   logLevel: string;
+  environmentCache: EnvironmentCacheConfig;
 }
 
 /** Config-file keys; the same names are the camelCase of the flags. */
@@ -30,17 +46,23 @@ const FILE_KEYS = [
   "allowedOrigins",
   "maxPayloadBytes",
   "outputCapBytes",
+  "outputBudgetBytes",
   "retainJobs",
   "heartbeatMs",
+  "maxConnections",
   "nixpkgs",
   "githubApi",
   "workspaceRoot",
   "idleExitMinutes",
   "logLevel",
+  "environmentCache",
 ] as const;
 
+const CACHE_FILE_KEYS = ["push", "secretKeyFile", "substituters", "trustedPublicKeys"] as const;
+type CacheKey = `environmentCache.${(typeof CACHE_FILE_KEYS)[number]}`;
+
 /** Flag name ↔ config key ↔ HOTLINE_ environment variable, in one table so they cannot drift. */
-export const SETTINGS: ReadonlyArray<{ flag: string; key: keyof Config; env: string; kind: "string" | "number" | "list" }> = [
+export const SETTINGS: ReadonlyArray<{ flag: string; key: keyof Config | CacheKey; env: string; kind: "string" | "number" | "list" }> = [
   { flag: "host", key: "host", env: "HOTLINE_HOST", kind: "string" },
   { flag: "port", key: "port", env: "HOTLINE_PORT", kind: "number" },
   { flag: "state-dir", key: "stateDir", env: "HOTLINE_STATE_DIR", kind: "string" },
@@ -50,13 +72,19 @@ export const SETTINGS: ReadonlyArray<{ flag: string; key: keyof Config; env: str
   { flag: "allow-origin", key: "allowedOrigins", env: "HOTLINE_ALLOWED_ORIGINS", kind: "list" },
   { flag: "max-payload", key: "maxPayloadBytes", env: "HOTLINE_MAX_PAYLOAD", kind: "number" },
   { flag: "output-cap", key: "outputCapBytes", env: "HOTLINE_OUTPUT_CAP", kind: "number" },
+  { flag: "output-budget", key: "outputBudgetBytes", env: "HOTLINE_OUTPUT_BUDGET", kind: "number" },
   { flag: "retain-jobs", key: "retainJobs", env: "HOTLINE_RETAIN_JOBS", kind: "number" },
   { flag: "heartbeat-ms", key: "heartbeatMs", env: "HOTLINE_HEARTBEAT_MS", kind: "number" },
+  { flag: "max-connections", key: "maxConnections", env: "HOTLINE_MAX_CONNECTIONS", kind: "number" },
   { flag: "nixpkgs", key: "nixpkgs", env: "HOTLINE_NIXPKGS", kind: "string" },
   { flag: "github-api", key: "githubApi", env: "HOTLINE_GITHUB_API", kind: "string" },
   { flag: "workspace-root", key: "workspaceRoot", env: "HOTLINE_WORKSPACE_ROOT", kind: "string" },
   { flag: "idle-exit", key: "idleExitMinutes", env: "HOTLINE_IDLE_EXIT", kind: "number" },
   { flag: "log-level", key: "logLevel", env: "HOTLINE_LOG_LEVEL", kind: "string" },
+  { flag: "cache-push", key: "environmentCache.push", env: "HOTLINE_CACHE_PUSH", kind: "string" },
+  { flag: "cache-secret-key-file", key: "environmentCache.secretKeyFile", env: "HOTLINE_CACHE_SECRET_KEY_FILE", kind: "string" },
+  { flag: "cache-substituter", key: "environmentCache.substituters", env: "HOTLINE_CACHE_SUBSTITUTERS", kind: "list" },
+  { flag: "cache-trusted-public-key", key: "environmentCache.trustedPublicKeys", env: "HOTLINE_CACHE_TRUSTED_PUBLIC_KEYS", kind: "list" },
 ];
 
 /** The nixpkgs revision prepare pins new package definitions to, unless configured otherwise. */
@@ -78,13 +106,16 @@ function defaults(env: NodeJS.ProcessEnv): Config {
     allowedOrigins: [],
     maxPayloadBytes: 1024 * 1024,
     outputCapBytes: 64 * 1024 * 1024,
+    outputBudgetBytes: 0,
     retainJobs: 500,
     heartbeatMs: 30_000,
+    maxConnections: 64,
     nixpkgs: DEFAULT_NIXPKGS,
     githubApi: "https://api.github.com",
     workspaceRoot: "/workspace",
     idleExitMinutes: 0,
     logLevel: "info",
+    environmentCache: { substituters: [], trustedPublicKeys: [] },
   };
 }
 
@@ -115,9 +146,40 @@ function readConfigFile(path: string): Partial<Config> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(parsed)) {
     if (!(FILE_KEYS as readonly string[]).includes(k)) throw new ActionError("invalid_request", `${path}: unknown key ${JSON.stringify(k)}; known keys: ${FILE_KEYS.join(", ")}`);
-    out[k] = v;
+    out[k] = k === "environmentCache" ? cacheSection(v, path) : v;
   }
   return out as Partial<Config>;
+}
+
+/** The `environmentCache` object of a config file: known keys only, strings and string lists. */
+function cacheSection(v: unknown, path: string): Partial<EnvironmentCacheConfig> {
+  const where = `${path}: environmentCache`;
+  if (typeof v !== "object" || v === null || Array.isArray(v)) throw new ActionError("invalid_request", `${where} must be an object {push, secretKeyFile?, substituters?, trustedPublicKeys?}`);
+  for (const [k, value] of Object.entries(v)) {
+    if (!(CACHE_FILE_KEYS as readonly string[]).includes(k)) throw new ActionError("invalid_request", `${where}: unknown key ${JSON.stringify(k)}; known keys: ${CACHE_FILE_KEYS.join(", ")}`);
+    const list = k === "substituters" || k === "trustedPublicKeys";
+    const ok = list ? Array.isArray(value) && value.every((s) => typeof s === "string") : typeof value === "string";
+    if (!ok) throw new ActionError("invalid_request", `${where}.${k} must be ${list ? "a list of strings" : "a string"}`);
+  }
+  return v as Partial<EnvironmentCacheConfig>;
+}
+
+const STORE_URL = /^(file|https?|s3|ssh|ssh-ng|gs|local|daemon|unix):\/\/?[^\s]*$|^(local|daemon|auto)$/;
+
+/** Refuses a cache setting Nix would misread; the secret key must be a file path (never a key itself). */
+function checkEnvironmentCache(c: EnvironmentCacheConfig): EnvironmentCacheConfig {
+  for (const url of [...(c.push ? [c.push] : []), ...c.substituters]) {
+    if (!STORE_URL.test(url)) throw new ActionError("invalid_request", `environmentCache: ${JSON.stringify(url)} is not a Nix store URL (e.g. file:///var/cache/nix, https://cache.example.org, s3://bucket)`);
+  }
+  for (const key of c.trustedPublicKeys) {
+    if (!/^[^\s:]+:[A-Za-z0-9+/]{43}=$/.test(key)) throw new ActionError("invalid_request", `environmentCache: trusted public key ${JSON.stringify(key)} is not "name:base64" as nix-store --generate-binary-cache-key writes it`);
+  }
+  // The path travels as a store URL parameter (?secret-key=…), so it must not carry URL syntax.
+  if (c.secretKeyFile !== undefined && !/^\/[^\s?&#%]*$/.test(c.secretKeyFile)) {
+    throw new ActionError("invalid_request", `environmentCache.secretKeyFile must be an absolute path to the key file without spaces, ?, &, # or %, got ${JSON.stringify(c.secretKeyFile)}`);
+  }
+  if (c.secretKeyFile !== undefined && c.push === undefined) throw new ActionError("invalid_request", "environmentCache.secretKeyFile is set but push is not; set push to the store URL to sign for");
+  return Object.freeze({ ...c, substituters: Object.freeze([...c.substituters]), trustedPublicKeys: Object.freeze([...c.trustedPublicKeys]) });
 }
 
 /**
@@ -126,26 +188,29 @@ function readConfigFile(path: string): Partial<Config> {
  */
 export function loadConfig(flags: Record<string, string | string[] | undefined>, env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
   const fromEnvAndFlags: Record<string, unknown> = {};
+  const cacheFromEnvAndFlags: Record<string, unknown> = {};
   for (const s of SETTINGS) {
+    const target = s.key.startsWith("environmentCache.") ? cacheFromEnvAndFlags : fromEnvAndFlags;
+    const key = s.key.replace(/^environmentCache\./, "");
     const envValue = env[s.env];
-    if (envValue !== undefined && envValue !== "") fromEnvAndFlags[s.key] = coerce(s.kind, envValue, s.env);
+    if (envValue !== undefined && envValue !== "") target[key] = coerce(s.kind, envValue, s.env);
     const flagValue = flags[s.flag];
     if (flagValue !== undefined) {
       const raw = Array.isArray(flagValue) ? flagValue.join(",") : flagValue;
-      fromEnvAndFlags[s.key] = coerce(s.kind, raw, `--${s.flag}`);
+      target[key] = coerce(s.kind, raw, `--${s.flag}`);
     }
   }
   const base = defaults(env);
   const systemDir = (fromEnvAndFlags.systemConfigDir as string | undefined) ?? base.systemConfigDir;
   const configDir = (fromEnvAndFlags.configDir as string | undefined) ?? base.configDir;
-  const merged = {
-    ...base,
-    ...readConfigFile(join(systemDir, "config.json")),
-    ...readConfigFile(join(configDir, "config.json")),
-    ...fromEnvAndFlags,
-  } as Config;
+  const systemFile = readConfigFile(join(systemDir, "config.json"));
+  const userFile = readConfigFile(join(configDir, "config.json"));
+  const merged = { ...base, ...systemFile, ...userFile, ...fromEnvAndFlags } as Config;
+  // The cache section merges field by field, with the same precedence as top-level settings.
+  merged.environmentCache = checkEnvironmentCache({ ...base.environmentCache, ...systemFile.environmentCache, ...userFile.environmentCache, ...cacheFromEnvAndFlags } as EnvironmentCacheConfig);
   for (const key of ["stateDir", "configDir", "cacheDir", "systemConfigDir", "workspaceRoot"] as const) merged[key] = resolve(merged[key]);
   if (!Number.isInteger(merged.port) || merged.port > 65535) throw new ActionError("invalid_request", `port must be 0..65535, got ${merged.port}`);
+  if (!Number.isInteger(merged.maxConnections) || merged.maxConnections < 1) throw new ActionError("invalid_request", `maxConnections must be a whole number of at least 1, got ${merged.maxConnections}`);
   return Object.freeze({ ...merged, allowedOrigins: Object.freeze([...merged.allowedOrigins]) });
 }
 

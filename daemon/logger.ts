@@ -1,4 +1,5 @@
 import pino, { type Logger } from "pino";
+import { LogSink } from "./log-sink.js";
 
 /** Paths that may carry secrets anywhere they are logged; pino replaces them before writing. */
 export const REDACT_PATHS = [
@@ -16,7 +17,13 @@ export const REDACT_PATHS = [
   "*.password",
 ];
 
-/** The one root logger: JSON lines on stderr. */
+/**
+ * The one root logger: JSON lines on stderr, through a sink that drops rather than waits (a full
+ * or broken stderr must never hold up a request or shutdown). What is still queued when the
+ * process exits is written once, with bounded retries.
+ */
 export function createLogger(level: string): Logger {
-  return pino({ level, base: { pid: process.pid, name: "hotline" }, redact: { paths: REDACT_PATHS, censor: "[redacted]" } }, pino.destination({ dest: 2, sync: false }));
+  const sink = new LogSink(2);
+  process.once("exit", () => sink.flushSync());
+  return pino({ level, base: { pid: process.pid, name: "hotline" }, redact: { paths: REDACT_PATHS, censor: "[redacted]" } }, sink);
 }

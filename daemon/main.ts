@@ -13,6 +13,7 @@ import { baseJobEnvironment } from "./environment/job-env.js";
 import { noEnvironment } from "./environment/resolver.js";
 import { JobManager } from "./jobs/manager.js";
 import { createLogger } from "./logger.js";
+import { InstanceLock, ALREADY_RUNNING_EXIT_CODE, alreadyRunningMessage } from "./server/instance-lock.js";
 import { HotlineServer } from "./server/server.js";
 import { probeNix } from "./system.js";
 import { TokenStore } from "./tokens/store.js";
@@ -26,14 +27,38 @@ export function parseDaemonFlags(argv: string[]): Record<string, string | string
   return parseArgs({ args: argv, options, allowPositionals: false, strict: true }).values as Record<string, string | string[] | undefined>;
 }
 
-/** Start-up order: config → dirs → logger → tokens → jobs (restore) → services → server → daemon.json. */
+/** A second daemon on a state directory another one holds: refused before it touches anything. */
+export class AlreadyRunningError extends Error {
+  readonly exitCode = ALREADY_RUNNING_EXIT_CODE;
+}
+
+/** Shutdown ends within this, whatever a job, a client or the log does; past it the daemon exits 1. */
+const SHUTDOWN_DEADLINE_MS = 10_000;
+
+/**
+ * The last resort: an exception no callback caught (a socket, timer or stream callback) is logged
+ * and the daemon keeps serving everyone else, since the one operation it came from is the only
+ * thing lost. Every known path is caught where it can fail cleanly; this is for the unknown ones.
+ */
+function keepServingOnUncaughtErrors(log: ReturnType<typeof createLogger>): void {
+  process.on("uncaughtException", (err, origin) => log.error({ err, origin }, "uncaught exception; the daemon keeps serving"));
+  process.on("unhandledRejection", (reason) => log.error({ err: reason }, "unhandled rejection; the daemon keeps serving"));
+}
+
+/** Start-up order: config → dirs → instance lock → logger → tokens → jobs (restore) → services → server → daemon.json. */
 export async function runDaemon(argv: string[]): Promise<void> {
   const config = loadConfig(parseDaemonFlags(argv));
-  for (const dir of [config.stateDir, config.cacheDir]) mkdirSync(dir, { recursive: true, mode: 0o700 });
+  mkdirSync(config.stateDir, { recursive: true, mode: 0o700 });
+  // Nothing else is touched (no token, no crash recovery, no daemon.json) until the lock is ours.
+  const locked = await InstanceLock.acquire(config.stateDir);
+  if (!locked.ok) throw new AlreadyRunningError(alreadyRunningMessage(locked.holder, config.stateDir));
+  const lock = locked.lock;
+  mkdirSync(config.cacheDir, { recursive: true, mode: 0o700 });
   const log = createLogger(config.logLevel);
+  keepServingOnUncaughtErrors(log);
   const tokens = new TokenStore(config.configDir);
   const activity = new Activity();
-  const jobs = new JobManager({ dir: join(config.stateDir, "jobs"), outputCapBytes: config.outputCapBytes, retainJobs: config.retainJobs, log });
+  const jobs = new JobManager({ dir: join(config.stateDir, "jobs"), outputCapBytes: config.outputCapBytes, outputBudgetBytes: config.outputBudgetBytes, retainJobs: config.retainJobs, log });
   jobs.restore();
   jobs.on("activity", () => activity.touch());
   const build = loadBuildInfo();
@@ -59,12 +84,14 @@ export async function runDaemon(argv: string[]): Promise<void> {
     port: config.port,
     maxPayloadBytes: config.maxPayloadBytes,
     heartbeatMs: config.heartbeatMs,
+    maxConnections: config.maxConnections,
     allowedOrigins: config.allowedOrigins,
     tokens,
     dispatcher,
     log,
   });
   const url = await server.listen();
+  lock.setUrl(url);
   const daemonFile = join(config.stateDir, "daemon.json");
   writeFileAtomicSync(daemonFile, JSON.stringify({ pid: process.pid, url, version: build.version, startedAt: services.startedAt.toISOString() }) + "\n");
   log.info({ url, version: build.version, commit: build.commit, stateDir: config.stateDir, nix }, "listening");
@@ -74,11 +101,17 @@ export async function runDaemon(argv: string[]): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info({ why }, "shutting down");
+    setTimeout(() => {
+      log.error({ deadlineMs: SHUTDOWN_DEADLINE_MS }, "shutdown deadline passed; exiting now");
+      process.exit(1);
+    }, SHUTDOWN_DEADLINE_MS);
     await server.close();
     await jobs.shutdown();
     rmSync(daemonFile, { force: true });
     log.info("stopped");
-    log.flush();
+    // The sink answers at once when stderr is gone; the exit hook writes the rest with bounded retries.
+    await new Promise<void>((resolve) => log.flush(() => resolve()));
+    lock.release();
     process.exit(0);
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));
@@ -97,6 +130,10 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const args = process.argv.slice(2);
   if (args[0] === "daemon") args.shift();
   runDaemon(args).catch((err: unknown) => {
+    if (err instanceof AlreadyRunningError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(err.exitCode);
+    }
     process.stderr.write(`hotline: ${(err as Error).message}\n`);
     process.exit(1);
   });

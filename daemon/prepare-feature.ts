@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import { join } from "node:path";
 import type { Services } from "./actions/context.js";
 import { CATALOG_EXTENSION } from "./actions/state-catalog.js";
@@ -25,18 +26,42 @@ export function nixFeature(services: Services): NixFeature {
  * environment resolver (even without Nix, so jobs keep their environments), registers the catalog.
  */
 export function installPrepare(services: Services): void {
-  const probe = (services.extensions.get("nix.probe") as NixProbe | undefined) ?? { available: false, reason: "nix was not probed" };
+  const probe: NixProbe = (services.extensions.get("nix.probe") as NixProbe | undefined) ?? { available: false, reason: "nix was not probed", flakes: false };
   const preparer = new NixPreparer({
     stateDir: services.config.stateDir,
     cacheDir: services.config.cacheDir,
     defaultNixpkgs: services.config.nixpkgs,
     system: nixSystem(),
     daemonVersion: services.build.version,
+    binaryCache: services.config.environmentCache,
   });
-  const feature: NixFeature = probe.available ? { available: true, preparer, inflight: new SingleFlight<string>() } : { available: false, reason: probe.reason, preparer };
+  warnAboutSigningKey(services);
+  const feature: NixFeature = !probe.available
+    ? { available: false, reason: probe.reason, preparer }
+    : !probe.flakes
+      ? { available: false, reason: `Nix ${probe.version} does not support flakes; install Nix 2.4 or newer`, preparer }
+      : { available: true, preparer, inflight: new SingleFlight<string>() };
   services.extensions.set(KEY, feature);
   services.env.resolver = preparer.environments;
   services.extensions.set(CATALOG_EXTENSION, async () => catalog(services, preparer));
+}
+
+/** A signing key that is missing or readable by others is reported at start (its contents never are). */
+function warnAboutSigningKey(services: Services): void {
+  const file = services.config.environmentCache.secretKeyFile;
+  if (!file) return;
+  try {
+    const mode = statSync(file).mode;
+    if ((mode & 0o077) !== 0) services.log.warn({ secretKeyFile: file, mode: (mode & 0o777).toString(8) }, "the binary cache signing key is readable by other users; chmod 600 it");
+  } catch (err) {
+    services.log.warn({ secretKeyFile: file, err: (err as Error).message }, "the binary cache signing key cannot be read; pushes will fail (published: false)");
+  }
+}
+
+/** Where the workspace's environment was pushed when it was prepared (config environmentCache.push). */
+function publicationOf(preparer: NixPreparer, system: string, key: string) {
+  const publication = preparer.cache.read(system, key)?.meta.publication;
+  return publication ? { publication } : {};
 }
 
 function catalog(services: Services, preparer: NixPreparer) {
@@ -51,6 +76,7 @@ function catalog(services: Services, preparer: NixPreparer) {
     nixpkgs,
     inputs: template.inputs.map((name) => ({ name, url: name === "nixpkgs" ? url : undefined, template: "packages", templateVersion: template.version })),
     workspaces: workspaces.map((w) => ({
+      ...publicationOf(preparer, w.system, w.cacheKey),
       workspace: w.workspace,
       system: w.system,
       ...(w.packages ? { packages: w.packages } : { flake: w.flake }),

@@ -4,8 +4,9 @@ import type { Static, TObject, TSchema } from "@sinclair/typebox";
 export type Scope = "manage" | "observe";
 
 /** One action's contract: the flat request fields and the result, both JSON Schema. */
-export interface ActionDefinition<P extends TObject = TObject, R extends TSchema = TSchema> {
-  name: string;
+export interface ActionDefinition<P extends TObject = TObject, R extends TSchema = TSchema, N extends string = string> {
+  /** Kept as its literal type, so the registry in protocol/index.ts can type requests by name. */
+  name: N;
   scope: Scope;
   summary: string;
   params: P;
@@ -13,7 +14,7 @@ export interface ActionDefinition<P extends TObject = TObject, R extends TSchema
 }
 
 /** Declares an action; the registry in protocol/index.ts lists every one explicitly. */
-export function defineAction<P extends TObject, R extends TSchema>(def: ActionDefinition<P, R>): ActionDefinition<P, R> {
+export function defineAction<N extends string, P extends TObject, R extends TSchema>(def: ActionDefinition<P, R, N>): ActionDefinition<P, R, N> {
   return def;
 }
 

@@ -1,4 +1,4 @@
-import type { ActionDefinition } from "./define.js";
+import type { ParamsOf, ResultOf } from "./define.js";
 import { stateInfo } from "./actions/state-info.js";
 import { stateGuide } from "./actions/state-guide.js";
 import { stateCatalog } from "./actions/state-catalog.js";
@@ -8,6 +8,7 @@ import { filesExtract } from "./actions/files-extract.js";
 import { filesRun } from "./actions/files-run.js";
 import { jobsCancel, jobsFollow, jobsInput, jobsList, jobsOutput, jobsResize, jobsStatus, jobsUnfollow, jobsWait } from "./actions/jobs.js";
 import { tokensCreate } from "./actions/tokens-create.js";
+import { tokensList, tokensRevoke } from "./actions/tokens-manage.js";
 import { reposAdd } from "./actions/repos-add.js";
 import { reposList } from "./actions/repos-list.js";
 import { reposSnapshot } from "./actions/repos-snapshot.js";
@@ -19,6 +20,8 @@ import { tasksMerge } from "./actions/tasks-merge.js";
 import { tasksRemove } from "./actions/tasks-remove.js";
 import { secretsWrite } from "./actions/secrets-write.js";
 import { prepare } from "./actions/prepare.js";
+import { cacheList } from "./actions/cache-list.js";
+import { cachePrune } from "./actions/cache-prune.js";
 import { FS_ACTIONS } from "./actions/files-fs.js";
 
 export * from "./common.js";
@@ -29,8 +32,11 @@ export * from "./define.js";
 /** Bumped on any incompatible change to the wire format. */
 export const PROTOCOL_VERSION = 1;
 
-/** Every action, explicitly; the dispatcher, the guide test and state.info read this list. */
-export const ACTIONS: readonly ActionDefinition[] = [
+/**
+ * Every action, explicitly; the dispatcher, the guide test and state.info read this list. Its type is
+ * inferred (no annotation) so each entry keeps its literal name: the typed registry below follows it.
+ */
+export const ACTIONS = [
   stateInfo,
   stateGuide,
   stateCatalog,
@@ -48,6 +54,8 @@ export const ACTIONS: readonly ActionDefinition[] = [
   jobsResize,
   jobsCancel,
   tokensCreate,
+  tokensList,
+  tokensRevoke,
   reposAdd,
   reposList,
   reposSnapshot,
@@ -59,5 +67,18 @@ export const ACTIONS: readonly ActionDefinition[] = [
   tasksRemove,
   secretsWrite,
   prepare,
+  cacheList,
+  cachePrune,
   ...FS_ACTIONS,
 ];
+
+/** One entry of ACTIONS, with its literal name and its own params and result schemas. */
+export type RegisteredAction = (typeof ACTIONS)[number];
+/** Every action name, checked at compile time. */
+export type ActionName = RegisteredAction["name"];
+/** The definition registered under a name. */
+export type ActionNamed<N extends ActionName> = Extract<RegisteredAction, { name: N }>;
+/** The request fields of an action (without `id` and `action`), as the daemon validates them. */
+export type ParamsFor<N extends ActionName> = ParamsOf<ActionNamed<N>>;
+/** The `result` of an action's successful reply. */
+export type ResultFor<N extends ActionName> = ResultOf<ActionNamed<N>>;

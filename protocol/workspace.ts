@@ -30,5 +30,10 @@ export const TaskInfo = Type.Object({
   commit: Type.Union([Type.String(), Type.Null()], { description: "the worktree's HEAD (null when the worktree is missing)" }),
 });
 
+/** The longest wait for the repository's lock; past it the call answers `conflict` naming the holder. */
+export const LockTimeoutMs = Type.Integer({ minimum: 0, maximum: 3_600_000, description: "longest wait for the repository lock, in ms (default 30000); past it: conflict naming the holder" });
+/** The parameter every action that takes a repository lock accepts. */
+export const LockWaitParams = { lockTimeoutMs: Type.Optional(LockTimeoutMs) };
+
 /** Milliseconds this call waited for the repository's lock (0 when it was free). */
 export const LockWaitMs = Type.Integer({ minimum: 0, description: "time spent waiting for the repository lock" });

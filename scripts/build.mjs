@@ -1,9 +1,19 @@
-// Build: compile TypeScript, embed the guide (guide/*.md in name order) and record version + commit.
+// Build: compile TypeScript, embed the guide (guide/*.md in name order), record version + commit,
+// and write the published JSON Schemas (schemas/, committed and shipped in the package).
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, writeFileSync, chmodSync } from "node:fs";
-import { join } from "node:path";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, chmodSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { runningDaemonOf } from "./running-daemon.mjs";
 
 const root = new URL("..", import.meta.url).pathname;
+
+// A running daemon of this checkout still loads files from dist/ (lazy imports, the guide): a build
+// would swap them under it, mixing two versions in one process. Stop it first.
+const running = runningDaemonOf(root);
+if (running) {
+  console.error(`build: refusing to replace dist/ under the running daemon of this checkout (pid ${running.pid}: ${running.command}); stop it first (kill ${running.pid}), then build`);
+  process.exit(75);
+}
 let typeErrors = false;
 try {
   execFileSync(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", join(root, "tsconfig.json")], { stdio: "inherit" });
@@ -25,6 +35,15 @@ if (!process.env.HOTLINE_BUILD_COMMIT) try {
 const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
 writeFileSync(join(root, "dist/build-info.json"), JSON.stringify({ version, commit }) + "\n");
 chmodSync(join(root, "dist/cli/main.js"), 0o755);
+
+// schemas/ is rebuilt from nothing, so a schema of a removed action cannot linger.
+const { publishedSchemas } = await import(join(root, "dist/protocol/json-schema.js"));
+const schemaDir = join(root, "schemas");
+rmSync(schemaDir, { recursive: true, force: true });
+for (const [path, schema] of publishedSchemas()) {
+  mkdirSync(dirname(join(schemaDir, path)), { recursive: true });
+  writeFileSync(join(schemaDir, path), JSON.stringify(schema, null, 2) + "\n");
+}
 if (typeErrors) {
   console.error("build: TypeScript reported errors");
   process.exit(1);

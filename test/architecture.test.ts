@@ -30,13 +30,14 @@ const FORBIDDEN: Record<string, string[]> = {
   "daemon/actions/": ["daemon/dispatch/", "daemon/server/", "daemon/main"],
   "daemon/dispatch/": ["daemon/server/", "daemon/main"],
   "daemon/server/": ["daemon/main"],
+  "client/": ["daemon/", "cli/", "bench/", "test/"],
 };
 
 /** The one door between jobs and runners: the RunContext type a job hands its runner. */
 const ALLOWED_SEAM = "daemon/runners/context";
 
 describe("dependencies point one way", () => {
-  const files = [...sources("protocol"), ...sources("daemon"), ...sources("cli")];
+  const files = [...sources("protocol"), ...sources("daemon"), ...sources("cli"), ...sources("client")];
 
   it.each(Object.keys(FORBIDDEN))("%s imports nothing it must not", (folder) => {
     const violations = files

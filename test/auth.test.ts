@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { statSync } from "node:fs";
 import { join } from "node:path";
-import { TestClient, TestDaemon } from "./helpers/daemon.js";
+import { TestClient, TestDaemon, useDaemon } from "./helpers/daemon.js";
 
 describe("upgrade: token, origin, scopes", () => {
   let daemon: TestDaemon;
@@ -66,5 +66,58 @@ describe("upgrade: token, origin, scopes", () => {
     await manage.ok("shell", { command: "sleep 1.2", wait: 10_000 });
     await expect(TestClient.connect(daemon.url, short.token)).rejects.toMatchObject({ status: 401 });
     await manage.close();
+  });
+});
+
+describe("issued tokens: lifetime, list, revoke", () => {
+  const t = useDaemon();
+  const closed = (client: TestClient): Promise<{ code: number; reason: string }> =>
+    new Promise((resolve) => client.ws.once("close", (code, reason) => resolve({ code, reason: reason.toString() })));
+
+  it("gives a token without ttlMs a lifetime of 24 hours, and lists it without its secret", async () => {
+    const before = Date.now();
+    const created = await t.client.ok("tokens.create", { scope: "observe", label: "watcher" });
+    const lifetime = Date.parse(created.expiresAt) - before;
+    expect(lifetime).toBeGreaterThan(24 * 3600_000 - 60_000);
+    expect(lifetime).toBeLessThanOrEqual(24 * 3600_000 + 60_000);
+    const { tokens } = await t.client.ok("tokens.list");
+    const listed = tokens.find((x: { id: string }) => x.id === created.id);
+    expect(listed).toEqual({ id: created.id, scope: "observe", createdAt: expect.any(String), expiresAt: created.expiresAt, label: "watcher" });
+    expect(JSON.stringify(tokens)).not.toContain(created.token);
+    expect(JSON.stringify(tokens)).not.toMatch(/[0-9a-f]{64}/); // no hash either
+  });
+
+  it("closes a connection with 4001 when its token expires, though it was opened before", async () => {
+    const short = await t.client.ok("tokens.create", { scope: "observe", ttlMs: 1000 });
+    const viewer = await t.daemon.client({}, short.token);
+    expect((await viewer.ok("state.info")).scope).toBe("observe");
+    const { code, reason } = await closed(viewer);
+    expect(code).toBe(4001);
+    expect(reason).toContain("expired");
+    await expect(TestClient.connect(t.daemon.url, short.token)).rejects.toMatchObject({ status: 401 });
+  });
+
+  it("revokes a token at once: its open connections close with 4001, new upgrades get 401", async () => {
+    const created = await t.client.ok("tokens.create", { scope: "manage", ttlMs: 3_600_000 });
+    const user = await t.daemon.client({}, created.token);
+    const { job } = await user.ok("shell", { command: "sleep 300" });
+    await user.ok("jobs.follow", { job: job.id });
+    const userClosed = closed(user);
+    const { revoked } = await t.client.ok("tokens.revoke", { tokenId: created.id });
+    expect(revoked).toMatchObject({ id: created.id, scope: "manage" });
+    const { code, reason } = await userClosed;
+    expect(code).toBe(4001);
+    expect(reason).toContain("revoked");
+    await expect(TestClient.connect(t.daemon.url, created.token)).rejects.toMatchObject({ status: 401 });
+    expect((await t.client.ok("tokens.list")).tokens.map((x: { id: string }) => x.id)).not.toContain(created.id);
+    // The job outlives the connection; the revoked token's owner just lost its door.
+    expect((await t.client.ok("jobs.status", { job: job.id })).state).toBe("running");
+    await t.client.ok("jobs.cancel", { job: job.id });
+  });
+
+  it("refuses to revoke the token file's token or an unknown id", async () => {
+    expect((await t.client.call("tokens.revoke", { tokenId: "primary" })).error).toMatchObject({ code: "invalid_request", path: "/tokenId" });
+    expect((await t.client.call("tokens.revoke", { tokenId: "tnope" })).error).toMatchObject({ code: "not_found", path: "/tokenId" });
+    expect((await t.client.ok("state.info")).scope).toBe("manage");
   });
 });

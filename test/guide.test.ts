@@ -1,32 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { createHash } from "node:crypto";
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import { ACTIONS, ERROR_CODES } from "../protocol/index.js";
 import { HANDLERS } from "../daemon/actions/index.js";
 import { compileRequestValidators } from "../daemon/dispatch/validate.js";
 import { withDaemon } from "./helpers/daemon.js";
+import { guideText, jsonExamples } from "./helpers/guide.js";
 
-const GUIDE_DIR = new URL("../guide/", import.meta.url).pathname;
-const guide = readdirSync(GUIDE_DIR)
-  .filter((f) => f.endsWith(".md"))
-  .sort()
-  .map((f) => readFileSync(join(GUIDE_DIR, f), "utf8").trimEnd() + "\n")
-  .join("\n");
-
-/** Every JSON object in the guide's ```json blocks: a block holds one object, or one per line. */
-function jsonExamples(text: string): Array<Record<string, unknown>> {
-  const out: Array<Record<string, unknown>> = [];
-  for (const match of text.matchAll(/```json\n([\s\S]*?)```/g)) {
-    const block = match[1]!;
-    try {
-      out.push(JSON.parse(block) as Record<string, unknown>);
-    } catch {
-      for (const line of block.split("\n").filter((l) => l.trim())) out.push(JSON.parse(line) as Record<string, unknown>);
-    }
-  }
-  return out;
-}
+const guide = guideText();
 
 describe("the guide documents the protocol completely", () => {
   const examples = jsonExamples(guide);

@@ -2,9 +2,9 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CLI_MAIN, TestDaemon, type Frame, type TestClient } from "./helpers/daemon.js";
+import { CLI_MAIN, TestDaemon, withDaemon, type Frame, type TestClient } from "./helpers/daemon.js";
 import { toolAvailable } from "./helpers/tools.js";
-import { cleanup, repoFlakeWorkspace, STANDIN, STANDIN_REF, tempDir } from "./nix/helpers.js";
+import { bareNixEnv, cleanup, repoFlakeWorkspace, STANDIN, STANDIN_REF, tempDir } from "./nix/helpers.js";
 
 const hasNix = toolAvailable("nix");
 
@@ -96,6 +96,40 @@ describe.skipIf(!hasNix)("prepare through the daemon (real nix, offline stand-in
     expect(none.error.message).toMatch(/pass "packages".*or "flake"/);
   });
 
+  describe("refuses a saved spec (a file a cloned repository can carry) with a field the request would refuse", () => {
+    const savedSpec = (fields: Record<string, unknown>) => ({
+      version: 1,
+      nixpkgs: { url: STANDIN_REF },
+      system: "x86_64-linux",
+      cacheKey: "0".repeat(64),
+      templateVersion: 1,
+      createdAt: "2026-11-02T10:00:00.000Z",
+      updatedAt: "2026-11-02T10:00:00.000Z",
+      daemonVersion: "0.1.0",
+      ...fields,
+    });
+    it.each([
+      ["/packages/0", (marker: string) => savedSpec({ packages: [`hello-a ]; shellHook = "touch ${marker}"; junk = [ pkgs.hello-a`] })],
+      ["/nixpkgs/url", (marker: string) => savedSpec({ packages: ["hello-a"], nixpkgs: { url: `path:${STANDIN}"; x = builtins.exec [ "touch" "${marker}" ]; y = "` } })],
+      ["/flake", () => savedSpec({ flake: "../../elsewhere" })],
+      ["/cacheKey", () => savedSpec({ flake: ".", cacheKey: "../../../../etc" })],
+      ["/packages", () => savedSpec({ packages: "hello-a" })],
+    ])("field %s: invalid_request naming the file and the field, before any Nix process", async (field, make) => {
+      const ws = workspace();
+      const marker = join(ws, "hook-ran");
+      writeFileSync(join(ws, "flake.nix"), "{ outputs = _: { }; }\n");
+      mkdirSync(join(ws, ".hotline"));
+      const file = join(ws, ".hotline/environment-spec.json");
+      writeFileSync(file, JSON.stringify(make(marker)));
+      const before = nixCalls();
+      const reply = await client.call("prepare", { workspace: ws });
+      expect(reply.error).toMatchObject({ code: "invalid_request", path: "/workspace", details: { file, field } });
+      expect(reply.error.message).toContain(`${file} field ${field}`);
+      expect(nixCalls()).toBe(before);
+      expect(existsSync(marker)).toBe(false);
+    });
+  });
+
   it("runs shell hooks once with their exports visible in jobs; the job's own env wins", async () => {
     const ws = workspace();
     const { job } = await prepared({ workspace: ws, packages: ["hooked"] });
@@ -105,6 +139,8 @@ describe.skipIf(!hasNix)("prepare through the daemon (real nix, offline stand-in
     expect(job!.result.environment.hookRan).toBe(true);
     expect(await run(ws, 'echo "$HOOKED_GREETING|$HOOKED_NAME|$HOOKED_SETUP"')).toBe("greeting from a stdenv function: hooked|hooked|from-setup-hook");
     expect(await run(ws, 'echo "$HOOKED_NAME"', { HOOKED_NAME: "mine" })).toBe("mine");
+    // PATH too: the prepared entries are not put in front of a PATH the job sets itself.
+    expect(await run(ws, 'echo "$PATH"', { PATH: "/usr/bin:/bin" })).toBe("/usr/bin:/bin");
     expect(await run(ws, "echo $HOME")).not.toBe("/homeless-shelter");
   });
 
@@ -232,6 +268,32 @@ describe.skipIf(!hasNix)("prepare through the daemon (real nix, offline stand-in
     expect(await run(ws, 'hello-b; echo "$HOOKED_NAME"')).toBe("hello-b from standin 1\nhooked");
     expect((await client.ok("prepare", { workspace: ws })).ready).toBe(true);
     expect(nixCalls()).toBe(before);
+  });
+
+  it("passes the Nix features it needs itself: prepares where nix.conf enables neither nix-command nor flakes", async () => {
+    const env = bareNixEnv(join(scratch, "bare-nix-conf"));
+    // Proof that this Nix really has the features off: the plain CLI refuses.
+    const plain = spawnSync("nix", ["eval", "--expr", "1"], { env: { ...process.env, ...env }, encoding: "utf8" });
+    expect(plain.stderr).toContain("experimental Nix feature 'nix-command' is disabled");
+    await withDaemon({ env: { ...env, HOTLINE_NIXPKGS: STANDIN_REF } }, async (_daemon, c) => {
+      expect((await c.ok("state.info")).nix).toMatchObject({ available: true, flakes: true });
+      const ws = workspace();
+      const reply = await c.ok("prepare", { workspace: ws, packages: ["hello-a"] });
+      const { job } = await c.ok("jobs.wait", { job: reply.job.id, timeoutMs: 60_000 }, 70_000);
+      expect(job.state, JSON.stringify(job.error)).toBe("succeeded");
+      const res = await c.ok("shell", { command: "hello-a", cwd: ws, wait: 30_000 });
+      expect(res.output.data).toBe("hello-a from standin 1\n");
+    });
+  });
+
+  it("answers unavailable, not invalid_request, when Nix itself fails (its store cannot be reached)", async () => {
+    await withDaemon({ env: { NIX_REMOTE: `unix://${join(scratch, "no-such-nix-daemon.sock")}`, HOTLINE_NIXPKGS: STANDIN_REF } }, async (_daemon, c) => {
+      const reply = await c.ok("prepare", { workspace: workspace(), packages: ["hello-a"] });
+      const { job } = await c.ok("jobs.wait", { job: reply.job.id, timeoutMs: 60_000 }, 70_000);
+      expect(job.state).toBe("failed");
+      expect(job.error).toMatchObject({ code: "unavailable" });
+      expect(job.error.message).toContain("cannot connect to socket");
+    });
   });
 
   it("answers unavailable with install advice where Nix is missing, while other actions work", async () => {

@@ -67,6 +67,24 @@ describe("protocol: bad input gets a structured error and the socket stays usabl
     await stillUsable();
   });
 
+  it("echoes the id of an oversize frame wherever it sits at the top level (a 2 MB env value)", async () => {
+    const value = "v".repeat(2_000_000);
+    const first = await t.client.call("shell", { command: "true", env: { BIG: value } });
+    expect(first.error.code).toBe("limit_exceeded");
+    expect(first.error.message).toContain("maxPayloadBytes");
+    // The id after the big value, behind a nested object holding quotes, braces and escapes.
+    const tricky = JSON.stringify({ action: "shell", env: { A: 'x"}{,\\"id": 9', BIG: value }, command: ["a", "}"], id: "after" });
+    t.client.sendRaw(tricky);
+    const second = await t.client.waitFor((f) => f.id === "after", 10_000, "limit_exceeded reply with id after");
+    expect(second.error.code).toBe("limit_exceeded");
+    // No top-level id (only a nested one): the reply has none.
+    const before = t.client.frames.length;
+    t.client.sendRaw(JSON.stringify({ action: "shell", env: { id: "nested", BIG: value } }));
+    const third = await t.client.waitFor((f) => t.client.frames.indexOf(f) >= before && f.ok === false, 10_000, "id-less limit_exceeded");
+    expect(third.id).toBeUndefined();
+    await stillUsable();
+  });
+
   it("answers not_found for an unknown job", async () => {
     const reply = await t.client.call("jobs.status", { job: "j000000000000000000" });
     expect(reply.error).toMatchObject({ code: "not_found", path: "/job" });

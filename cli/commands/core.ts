@@ -2,24 +2,28 @@ import type { JobStatus } from "../../protocol/common.js";
 import type { Command } from "../commands.js";
 import { followToStdio } from "./follow.js";
 import { exitCodeOf, printResult } from "./print.js";
+import { catalogSummary, infoSummary } from "./summaries.js";
 
-const state: Command = async ({ client, args, json }) => {
+// On a terminal a summary; otherwise (piped, or --json) the JSON scripts have always read.
+const state: Command = async ({ client, args, json, tty }) => {
   const what = args[0] ?? "info";
   if (!["info", "guide", "catalog"].includes(what)) throw new Error(`state ${what}: expected info, guide or catalog`);
   const result = await client.request(`state.${what}`);
   if (what === "guide" && !json) process.stdout.write(String(result.text));
-  else printResult(result, json);
+  else if (what === "info") printResult(result, json || !tty, () => infoSummary(result));
+  else printResult(result, json || !tty, () => catalogSummary(result));
   return 0;
 };
 
-function parseDuration(text: string): number {
+/** `30s`, `15m`, `2h`, `7d`, `500ms` (a bare number is seconds) → milliseconds. */
+export function parseDuration(text: string): number {
   const m = /^(\d+)(ms|s|m|h|d)?$/.exec(text);
   if (!m) throw new Error(`bad duration ${text}: use e.g. 30s, 15m, 2h`);
   const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[(m[2] ?? "s") as "s"];
   return Number(m[1]) * unit;
 }
 
-const shell: Command = async ({ client, args, flags }) => {
+const shell: Command = async ({ client, args, flags, json }) => {
   if (args.length === 0) throw new Error("usage: hotline shell [--cwd D] [--pty] -- CMD…");
   const pty = flags.pty === true;
   const params: Record<string, unknown> = { command: args.length === 1 ? args[0] : args, cwd: typeof flags.cwd === "string" ? flags.cwd : process.cwd() };
@@ -35,10 +39,13 @@ const shell: Command = async ({ client, args, flags }) => {
     process.stdin.on("data", (d: Buffer) => void client.request("jobs.input", { job: job.id, data: d.toString("base64"), encoding: "base64" }).catch(() => {}));
     process.stdin.on("end", () => void client.request("jobs.input", { job: job.id, eof: true }).catch(() => {}));
   }
-  const final = await followToStdio(client, job.id);
-  if (pty && process.stdin.isTTY) process.stdin.setRawMode(false);
-  process.stdin.pause();
-  return exitCodeOf(final);
+  try {
+    return exitCodeOf(await followToStdio(client, job.id, { json }));
+  } finally {
+    if (pty && process.stdin.isTTY) process.stdin.setRawMode(false);
+    process.stdin.pause();
+    process.off("SIGINT", cancel);
+  }
 };
 
 const token: Command = async ({ client, args, flags, json }) => {

@@ -1,8 +1,10 @@
 import { resolve } from "node:path";
 import type { JobStatus } from "../../protocol/common.js";
 import type { Command, CommandContext } from "../commands.js";
-import { followToStdio } from "./follow.js";
-import { exitCodeOf, printResult } from "./print.js";
+import { followToStdio, untilJobExit } from "./follow.js";
+import { LiveLine } from "./live-line.js";
+import { cliErrorText } from "../flag-names.js";
+import { endedText, exitCodeOf, printResult } from "./print.js";
 
 /** `hotline download`, `hotline extract`, `hotline run`: the files.* actions, followed to the end. */
 
@@ -27,39 +29,23 @@ function bar(p: Record<string, unknown>): string {
   const filled = total ? Math.min(width, Math.round((done / total) * width)) : 0;
   const amount = total ? `${String(Math.floor((done / total) * 100)).padStart(3)}%  ${fmt(done)} / ${fmt(total)}` : fmt(done);
   const detail = total ? `[${"#".repeat(filled)}${".".repeat(width - filled)}]  ${amount}` : done > 0 ? amount : String(p.message ?? "");
-  const line = `${String(p.phase ?? "")} ${detail}`;
-  const columns = process.stderr.columns ?? 100;
-  return line.length > columns - 1 ? line.slice(0, columns - 1) : line;
+  return `${String(p.phase ?? "")} ${detail}`;
 }
 
 /** Follows a file job with a progress bar on a TTY; Ctrl-C cancels it (and its partial files). */
 async function followFileJob({ client, json, tty }: CommandContext, job: JobStatus, describe: (final: JobStatus) => string): Promise<number> {
   const live = tty && process.stderr.isTTY === true && !json;
-  const onProgress = live ? (p: Record<string, unknown>) => process.stderr.write(`\r\u001b[2K${bar(p)}`) : undefined;
+  const line = new LiveLine(process.stderr);
+  const onProgress = live ? (p: Record<string, unknown>) => line.draw(bar(p)) : undefined;
   const cancel = (): void => void client.request("jobs.cancel", { job: job.id }).catch(() => {});
   process.once("SIGINT", cancel);
-  const final = await untilExit(client, job.id, onProgress).finally(() => process.off("SIGINT", cancel));
-  if (live) process.stderr.write("\r\u001b[2K");
+  // The job's output (one summary line) is not echoed: the final status is printed instead.
+  const final = await untilJobExit(client, job.id, { onProgress }).finally(() => {
+    process.off("SIGINT", cancel);
+    line.clear();
+  });
   printResult(final, json, () => describe(final));
   return exitCodeOf(final);
-}
-
-/** Progress events until job.exit; the job's output (one summary line) is not echoed, the final status is printed instead. */
-function untilExit(client: CommandContext["client"], job: string, onProgress?: (p: Record<string, unknown>) => void): Promise<JobStatus> {
-  return new Promise<JobStatus>((resolve, reject) => {
-    const off = client.onEvent((event) => {
-      if (event.job !== job) return;
-      if (event.event === "job.progress") onProgress?.(event.progress as Record<string, unknown>);
-      else if (event.event === "job.exit") {
-        off();
-        resolve(event.status as JobStatus);
-      }
-    });
-    client.request("jobs.follow", { job }).catch((err: Error) => {
-      off();
-      reject(err);
-    });
-  });
 }
 
 function str(v: unknown): string | undefined {
@@ -95,7 +81,7 @@ const download: Command = async (ctx) => {
   if (flags.overwrite === true) params.overwrite = true;
   const { job } = await client.request<{ job: JobStatus }>("files.download", params);
   return followFileJob(ctx, job, (f) =>
-    f.state === "succeeded" ? `${String(f.result?.path)}  ${humanBytes(Number(f.result?.size))}  sha256 ${String(f.result?.sha256)}` : `download ${f.state}: ${f.error?.message ?? ""}`,
+    f.state === "succeeded" ? `${String(f.result?.path)}  ${humanBytes(Number(f.result?.size))}  sha256 ${String(f.result?.sha256)}` : endedText("download", f),
   );
 };
 
@@ -107,7 +93,7 @@ const extract: Command = async (ctx) => {
   if (str(flags.format)) params.format = flags.format;
   const { job } = await client.request<{ job: JobStatus }>("files.extract", params);
   return followFileJob(ctx, job, (f) =>
-    f.state === "succeeded" ? `${String(f.result?.dest)}  ${String(f.result?.entries)} entries, ${humanBytes(Number(f.result?.bytes))}` : `extract ${f.state}: ${f.error?.message ?? ""}`,
+    f.state === "succeeded" ? `${String(f.result?.dest)}  ${String(f.result?.entries)} entries, ${humanBytes(Number(f.result?.bytes))}` : endedText("extract", f),
   );
 };
 
@@ -124,10 +110,11 @@ const run: Command = async ({ client, args, flags }) => {
     process.stdin.on("data", (d: Buffer) => void client.request("jobs.input", { job: job.id, data: d.toString("base64"), encoding: "base64" }).catch(() => {}));
     process.stdin.on("end", () => void client.request("jobs.input", { job: job.id, eof: true }).catch(() => {}));
   }
-  const final = await followToStdio(client, job.id);
-  process.stdin.pause();
-  process.off("SIGINT", cancel);
-  if (final.error && final.state === "failed" && final.exitCode === undefined) process.stderr.write(`hotline: ${final.error.message}\n`);
+  const final = await followToStdio(client, job.id).finally(() => {
+    process.stdin.pause();
+    process.off("SIGINT", cancel);
+  });
+  if (final.error && final.state === "failed" && final.exitCode === undefined) process.stderr.write(`hotline: ${cliErrorText(final.error)}\n`);
   return exitCodeOf(final);
 };
 

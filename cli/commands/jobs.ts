@@ -2,6 +2,7 @@ import type { JobStatus } from "../../protocol/common.js";
 import type { Command } from "../commands.js";
 import { followToStdio } from "./follow.js";
 import { jobLine, printResult } from "./print.js";
+import { jobsTable } from "./summaries.js";
 
 const jobs: Command = async ({ client, flags, json }) => {
   const params: Record<string, unknown> = {};
@@ -9,7 +10,7 @@ const jobs: Command = async ({ client, flags, json }) => {
   if (typeof flags.kind === "string") params.kind = flags.kind;
   if (typeof flags.limit === "string") params.limit = Number(flags.limit);
   const result = await client.request<{ jobs: JobStatus[]; more: boolean }>("jobs.list", params);
-  printResult(result, json, () => result.jobs.map(jobLine).join("\n") + (result.more ? "\n…" : ""));
+  printResult(result, json, () => jobsTable(result.jobs, result.more));
   return 0;
 };
 
@@ -19,16 +20,17 @@ const status: Command = async ({ client, args, json }) => {
   return 0;
 };
 
-const tail: Command = async ({ client, args, flags }) => {
+const tail: Command = async ({ client, args, flags, json }) => {
   const job = args[0];
   let from = typeof flags.from === "string" ? Number(flags.from) : 0;
   if (flags.follow === true) {
-    await followToStdio(client, job!, from);
+    await followToStdio(client, job!, { from, json });
     return 0;
   }
   for (;;) {
     const out = await client.request<{ data: string; encoding: string; next: number; eof: boolean }>("jobs.output", { job, from });
-    process.stdout.write(Buffer.from(out.data, out.encoding === "base64" ? "base64" : "utf8"));
+    if (json) process.stdout.write(`${JSON.stringify(out)}\n`);
+    else process.stdout.write(Buffer.from(out.data, out.encoding === "base64" ? "base64" : "utf8"));
     if (out.next === from) return 0;
     from = out.next;
   }

@@ -2,17 +2,24 @@ import { resolve } from "node:path";
 import type { JobStatus } from "../../protocol/common.js";
 import type { Command } from "../commands.js";
 import { followToStdio } from "./follow.js";
-import { exitCodeOf, printResult } from "./print.js";
+import { LiveLine } from "./live-line.js";
+import { endedText, exitCodeOf, printResult } from "./print.js";
 
-/** One line of progress, redrawn in place: "[#####.....] 3/9 builds  [3/9 built, …] building x". */
+/** "[#####.....] 3/9 builds  [3/9 built, …] building x" (LiveLine cuts it to the terminal's width). */
 function progressLine(p: Record<string, unknown>): string {
   const done = Number(p.done ?? 0);
   const total = typeof p.total === "number" ? p.total : null;
   const width = 24;
   const filled = total && total > 0 ? Math.min(width, Math.round((done / total) * width)) : 0;
   const bar = total ? `[${"#".repeat(filled)}${".".repeat(width - filled)}] ${done}/${total} ${String(p.unit ?? "")}` : String(p.phase ?? "");
-  const line = `${bar}  ${String(p.message ?? "")}`;
-  return line.length > (process.stderr.columns ?? 100) - 1 ? `${line.slice(0, (process.stderr.columns ?? 100) - 2)}…` : line;
+  return `${bar}  ${String(p.message ?? "")}`;
+}
+
+/** Who cancelled a prepare: this terminal's Ctrl-C, or someone else's jobs.cancel. */
+function cancelledText(job: string, byThisTerminal: boolean): string {
+  return byThisTerminal
+    ? `prepare cancelled: you pressed Ctrl-C (job ${job})`
+    : `prepare cancelled by another client: a jobs.cancel of job ${job} (hotline cancel ${job}) from another connection`;
 }
 
 const prepare: Command = async ({ client, args, flags, json, tty }) => {
@@ -27,12 +34,21 @@ const prepare: Command = async ({ client, args, flags, json, tty }) => {
   }
   const job = reply.job!;
   const live = tty && process.stderr.isTTY === true && !json;
-  const onProgress = live ? (p: Record<string, unknown>) => process.stderr.write(`\r\u001b[2K${progressLine(p)}`) : undefined;
-  const cancel = (): void => void client.request("jobs.cancel", { job: job.id }).catch(() => {});
+  const line = live ? new LiveLine(process.stderr) : undefined;
+  const onProgress = line ? (p: Record<string, unknown>) => line.draw(progressLine(p)) : undefined;
+  let cancelledHere = false;
+  const cancel = (): void => {
+    cancelledHere = true;
+    void client.request("jobs.cancel", { job: job.id }).catch(() => {});
+  };
   process.once("SIGINT", cancel);
-  const final = await followToStdio(client, job.id, 0, onProgress);
-  if (live) process.stderr.write("\r\u001b[2K");
-  printResult(final, json, () => (final.state === "succeeded" ? `ready: ${params.workspace as string}` : `prepare ${final.state}: ${final.error?.message ?? ""}`));
+  const final = await followToStdio(client, job.id, { live: line, onProgress }).finally(() => {
+    process.off("SIGINT", cancel);
+    line?.clear();
+  });
+  printResult(final, json, () =>
+    final.state === "succeeded" ? `ready: ${params.workspace as string}` : final.state === "cancelled" ? cancelledText(job.id, cancelledHere) : endedText("prepare", final),
+  );
   return exitCodeOf(final);
 };
 

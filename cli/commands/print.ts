@@ -1,4 +1,5 @@
 import type { JobStatus } from "../../protocol/common.js";
+import { cliErrorText } from "../flag-names.js";
 
 /** JSON for machines (--json or not a TTY), a short line for people. */
 export function printResult(value: unknown, json: boolean, human?: () => string): void {
@@ -19,4 +20,9 @@ export function exitCodeOf(job: JobStatus): number {
   if (job.state === "cancelled") return 130;
   if (job.state === "timed_out") return 124;
   return 1;
+}
+
+/** "download failed: conflict: … pass --overwrite …" — a job that did not succeed, in the CLI's words. */
+export function endedText(what: string, job: JobStatus): string {
+  return `${what} ${job.state}${job.error ? `: ${cliErrorText(job.error)}` : ""}`;
 }

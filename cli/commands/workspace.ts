@@ -2,7 +2,7 @@ import type { JobStatus } from "../../protocol/common.js";
 import type { HotlineClient } from "../client.js";
 import type { Command, CommandContext } from "../commands.js";
 import { followToStdio } from "./follow.js";
-import { exitCodeOf, printResult } from "./print.js";
+import { endedText, exitCodeOf, printResult } from "./print.js";
 
 /** Verbs of the coding workspace: `hotline repos …`, `hotline tasks …`, `hotline secrets write`. */
 
@@ -22,21 +22,20 @@ async function runJob(client: HotlineClient, action: string, params: Row, json: 
   const { job } = await client.request<{ job: JobStatus }>(action, params);
   const cancel = (): void => void client.request("jobs.cancel", { job: job.id }).catch(() => {});
   process.once("SIGINT", cancel);
-  const final = await followToStdio(client, job.id);
-  process.off("SIGINT", cancel);
+  const final = await followToStdio(client, job.id).finally(() => process.off("SIGINT", cancel));
   if (final.state === "succeeded" && final.result) printResult(final.result, json, () => human(final.result!));
-  else printResult(final, json, () => `${action} ${final.state}: ${final.error?.message ?? ""}`);
+  else printResult(final, json, () => endedText(action, final));
   return exitCodeOf(final);
 }
 
-const REPOS_USAGE = "usage: hotline repos add [REPO] [--url URL | --path DIR] | list | snapshot [REPO] [--ref REF] | bundle [REPO]";
+const REPOS_USAGE = "usage: hotline repos add [REPO] [--origin URL | --path DIR] | list | snapshot [REPO] [--ref REF] | bundle [REPO]";
 
 const repos: Command = async ({ client, args, flags, json }) => {
   const [sub, repo] = args;
   const base: Row = repo !== undefined ? { repo } : {};
   switch (sub) {
     case "add": {
-      const url = str(flags, "url");
+      const url = str(flags, "origin");
       const path = str(flags, "path");
       return runJob(client, "repos.add", { ...base, ...(url ? { url } : {}), ...(path ? { path } : {}) }, json, (r) => `${String(r.repo)}: ${String(r.path)} (${String(r.branch)} @ ${short(r.commit)})`);
     }

@@ -16,6 +16,8 @@ import jobsInput from "./jobs-input.js";
 import jobsResize from "./jobs-resize.js";
 import jobsCancel from "./jobs-cancel.js";
 import tokensCreate from "./tokens-create.js";
+import tokensList from "./tokens-list.js";
+import tokensRevoke from "./tokens-revoke.js";
 import reposAdd from "./repos-add.js";
 import reposList from "./repos-list.js";
 import reposSnapshot from "./repos-snapshot.js";
@@ -27,6 +29,8 @@ import tasksMerge from "./tasks-merge.js";
 import tasksRemove from "./tasks-remove.js";
 import secretsWrite from "./secrets-write.js";
 import prepare from "./prepare.js";
+import cacheList from "./cache-list.js";
+import cachePrune from "./cache-prune.js";
 import filesRead from "./files-read.js";
 import filesWrite from "./files-write.js";
 import filesEdit from "./files-edit.js";
@@ -58,6 +62,8 @@ export const HANDLERS: readonly ActionEntry[] = [
   jobsResize,
   jobsCancel,
   tokensCreate,
+  tokensList,
+  tokensRevoke,
   reposAdd,
   reposList,
   reposSnapshot,
@@ -69,6 +75,8 @@ export const HANDLERS: readonly ActionEntry[] = [
   tasksRemove,
   secretsWrite,
   prepare,
+  cacheList,
+  cachePrune,
   filesRead,
   filesWrite,
   filesEdit,

@@ -1,4 +1,6 @@
 import { jobsOutput } from "../../protocol/actions/jobs.js";
+import { ActionError } from "../../protocol/errors.js";
+import { tailLineStart } from "../jobs/tail.js";
 import { completeUtf8Length, encodeBytes } from "../jobs/utf8.js";
 import { entry } from "./context.js";
 
@@ -7,7 +9,11 @@ const DEFAULT_LIMIT = 1024 * 1024;
 export default entry(jobsOutput, async (params, { services }) => {
   const job = services.jobs.get(params.job);
   const log = job.log!;
-  const { pieces, from, next } = log.read(params.from ?? 0, params.limit ?? DEFAULT_LIMIT, params.stream);
+  if (params.tail !== undefined && params.from !== undefined) {
+    throw new ActionError("invalid_request", "jobs.output: give from (an offset) or tail (bytes before the end), not both", { path: "/tail" });
+  }
+  const start = params.tail !== undefined ? tailLineStart(log, params.tail, params.stream) : (params.from ?? 0);
+  const { pieces, from, next } = log.read(start, params.limit ?? DEFAULT_LIMIT, params.stream);
   let bytes = Buffer.concat(pieces.map((p) => p.data));
   let end = next;
   // Cut at a character boundary when more follows, so text stays text; the rest comes next time.

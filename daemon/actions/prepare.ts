@@ -1,13 +1,12 @@
 import { prepare } from "../../protocol/actions/prepare.js";
 import { ActionError } from "../../protocol/errors.js";
 import { checkWorkspace, recipeIdentity } from "../nix/recipe.js";
-import { NIX_INSTALL_ADVICE } from "../system.js";
 import { entry } from "./context.js";
 import { nixFeature } from "../prepare-feature.js";
 
 export default entry(prepare, async (params, { services }) => {
   const feature = nixFeature(services);
-  if (!feature.available) throw new ActionError("unavailable", `prepare needs Nix: ${NIX_INSTALL_ADVICE}`, { details: { reason: feature.reason } });
+  if (!feature.available) throw new ActionError("unavailable", `prepare needs Nix with flakes: ${feature.reason}`, { details: { reason: feature.reason } });
   const { preparer, inflight } = feature;
   const workspace = checkWorkspace(params.workspace);
   const req = { workspace, packages: params.packages, flake: params.flake, updateLock: params.updateLock };
@@ -27,8 +26,8 @@ export default entry(prepare, async (params, { services }) => {
     params: req,
     cwd: workspace,
     run: async (jobCtx) => {
-      const environment = await preparer.run(req, workspace, jobCtx);
-      return { ok: true, result: { environment } };
+      const { environment, closure, publication } = await preparer.run(req, workspace, jobCtx);
+      return { ok: true, result: { environment, closure, ...(publication ? { publication } : {}) } };
     },
   });
   if (!job.finished) inflight.track(identity, job.id, new Promise<void>((resolve) => job.once("end", () => resolve())));

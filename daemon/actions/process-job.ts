@@ -1,10 +1,14 @@
 import { statSync } from "node:fs";
 import { homedir } from "node:os";
 import type { InlineOutput, JobStatus } from "../../protocol/common.js";
-import { ActionError } from "../../protocol/errors.js";
+import { ActionError, type ErrorCode } from "../../protocol/errors.js";
 import { composeJobEnvironment } from "../environment/job-env.js";
+import type { WorkspaceEnvironment } from "../environment/resolver.js";
+import { terminalEnvironment } from "../environment/terminal-env.js";
 import type { JobOutcome } from "../jobs/manager.js";
 import { startProcess, type ProcessExit } from "../runners/process.js";
+import { checkExecSize } from "../util/exec-limits.js";
+import { JOB_MARKER } from "../util/job-descendants.js";
 import type { ActionContext } from "./context.js";
 import { inlineOutput } from "./inline-output.js";
 
@@ -22,6 +26,8 @@ export interface ProcessJobRequest {
   pty?: { cols: number; rows: number };
   wait?: number;
   key?: string;
+  /** The request field an argv entry came from (JSON Pointer), for errors that name it. */
+  argPath?: (index: number) => string | undefined;
 }
 
 function checkCwd(cwd: string): void {
@@ -34,11 +40,52 @@ function checkCwd(cwd: string): void {
   if (!isDir) throw new ActionError("invalid_request", `cwd ${cwd} is not an existing directory`, { path: "/cwd" });
 }
 
+/** The wire code of a process that could not be started, by the errno of its spawn. */
+function spawnErrorCode(errno: string | undefined): ErrorCode {
+  switch (errno) {
+    case "E2BIG":
+      return "limit_exceeded";
+    case "EACCES":
+    case "ENOEXEC":
+    case "ENOTDIR":
+      return "invalid_request";
+    case "EAGAIN":
+    case "EMFILE":
+    case "ENFILE":
+    case "ENOMEM":
+      return "unavailable";
+    default:
+      return "not_found";
+  }
+}
+
 function outcomeOf(exit: ProcessExit): JobOutcome {
-  if (exit.spawnError !== undefined) return { ok: false, exitCode: 127, error: { code: "not_found", message: exit.spawnError } };
+  if (exit.spawnError !== undefined) {
+    const code = spawnErrorCode(exit.spawnErrno);
+    // As a shell reports it: 127 for a command that is not there, 126 for one that cannot run.
+    return { ok: false, exitCode: code === "not_found" ? 127 : 126, error: { code, message: exit.spawnError } };
+  }
   if (exit.signal !== undefined) return { ok: false, signal: exit.signal };
   if (exit.exitCode === 0) return { ok: true, exitCode: 0 };
   return { ok: false, exitCode: exit.exitCode ?? 1 };
+}
+
+function sameEnvironment(a: WorkspaceEnvironment | null, b: WorkspaceEnvironment | null): boolean {
+  return a === b || (a !== null && b !== null && a.set === b.set && a.prepend === b.prepend);
+}
+
+let terminalRunner: Promise<typeof import("../runners/pty.js")> | undefined;
+
+/**
+ * node-pty loads with the first terminal (most daemons never open one), and before that job
+ * starts: a job that is `running` in the start reply must take input and resize at once.
+ */
+function loadTerminalRunner(): Promise<typeof import("../runners/pty.js")> {
+  terminalRunner ??= import("../runners/pty.js").catch((err: unknown) => {
+    terminalRunner = undefined;
+    throw new ActionError("unavailable", `terminals are unavailable: node-pty did not load (${(err as Error).message}); run the command without "pty"`, { path: "/pty" });
+  });
+  return terminalRunner;
 }
 
 /**
@@ -49,6 +96,11 @@ export async function startProcessJob(req: ProcessJobRequest, ctx: ActionContext
   const { services } = ctx;
   const cwd = req.cwd ?? homedir();
   checkCwd(cwd);
+  const terminal = req.pty ? await loadTerminalRunner() : undefined;
+  const requestedWorkspace = services.env.resolver.resolve(cwd);
+  const requestedEnv = composeJobEnvironment(services.baseEnv, requestedWorkspace, req.env);
+  // What execve would refuse (E2BIG) is refused in this reply, naming the field, not as a failed job.
+  checkExecSize(req.argv, requestedEnv, req.env, req.argPath);
   const job = services.jobs.start({
     kind: req.kind,
     title: req.title,
@@ -57,11 +109,14 @@ export async function startProcessJob(req: ProcessJobRequest, ctx: ActionContext
     timeoutMs: req.timeoutMs,
     cwd,
     run: async (jobCtx) => {
-      // Resolved at spawn time so a prepare that finishes while the job waits in the queue applies.
-      const env = composeJobEnvironment(services.baseEnv, services.env.resolver.resolve(cwd), req.env);
-      const spec = { argv: req.argv, cwd, env, stdin: req.stdin };
-      // node-pty loads with the first terminal: most daemons never open one.
-      const started = req.pty ? (await import("../runners/pty.js")).startPty({ ...spec, ...req.pty }, jobCtx) : startProcess(spec, jobCtx);
+      // Resolved again at spawn time so a prepare that finishes while the job waits in the queue applies.
+      const workspace = services.env.resolver.resolve(cwd);
+      const composed = sameEnvironment(workspace, requestedWorkspace) ? requestedEnv : composeJobEnvironment(services.baseEnv, workspace, req.env);
+      // The marker goes last, over any value the job gave it: it is how the job's strays are found.
+      const env = { ...composed, [JOB_MARKER]: jobCtx.id };
+      const spec = { argv: req.argv, cwd, env, stdin: req.stdin, jobId: jobCtx.id };
+      // Synchronous from here to setControl: the reply that says `running` already accepts input and resize.
+      const started = terminal && req.pty ? terminal.startPty({ ...spec, env: terminalEnvironment(env, req.env), ...req.pty }, jobCtx) : startProcess(spec, jobCtx);
       jobCtx.setControl(started.control);
       return outcomeOf(await started.done);
     },

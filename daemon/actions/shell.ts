@@ -1,4 +1,5 @@
 import { shell } from "../../protocol/actions/shell.js";
+import { shellCommandLine } from "../util/shell-quote.js";
 import { entry } from "./context.js";
 import { startProcessJob } from "./process-job.js";
 
@@ -6,7 +7,7 @@ const TITLE_MAX = 200;
 
 export default entry(shell, async (params, ctx) => {
   const argv = typeof params.command === "string" ? ["bash", "-c", params.command] : params.command;
-  const text = typeof params.command === "string" ? params.command : params.command.join(" ");
+  const text = typeof params.command === "string" ? params.command : shellCommandLine(params.command);
   return startProcessJob(
     {
       kind: params.pty ? "terminal" : "shell",
@@ -20,6 +21,7 @@ export default entry(shell, async (params, ctx) => {
       pty: params.pty,
       wait: params.wait,
       key: params.key,
+      argPath: (i) => (typeof params.command === "string" ? (i === 2 ? "/command" : undefined) : `/command/${i}`),
     },
     ctx,
   );

@@ -1,7 +1,11 @@
 import { userInfo } from "node:os";
 import { ACTIONS, PROTOCOL_VERSION } from "../../protocol/index.js";
 import { stateInfo } from "../../protocol/actions/state-info.js";
+import { join } from "node:path";
+import type { Config } from "../config.js";
+import { EnvironmentCache } from "../nix/cache.js";
 import { nixSystem, type NixProbe } from "../system.js";
+import { WorkspaceLayout } from "../workspace/layout.js";
 import { entry } from "./context.js";
 
 /** What never changes while the daemon runs, computed once. */
@@ -15,16 +19,35 @@ const fixed = {
   actions: ACTIONS.map((a) => ({ name: a.name, scope: a.scope, summary: a.summary })),
 };
 
+/** Every directory a client may need, from the modules that own them (so the answer cannot drift). */
+function directories(config: Readonly<Config>, system: string) {
+  const layout = new WorkspaceLayout(config.workspaceRoot);
+  return {
+    state: config.stateDir,
+    config: config.configDir,
+    cache: config.cacheDir,
+    systemConfig: config.systemConfigDir,
+    workspaceRoot: layout.root,
+    repos: layout.reposDir,
+    tasks: layout.tasksDir,
+    jobs: join(config.stateDir, "jobs"), // as daemon/main.ts gives the JobManager
+    environments: new EnvironmentCache(config.cacheDir).entryDir(system, ""), // the parent of every <cacheKey>
+    snapshots: join(config.stateDir, "snapshots"), // as daemon/workspace/archive.ts writes them
+    bundles: join(config.stateDir, "bundles"),
+  };
+}
+
 export default entry(stateInfo, async (_params, { services, connection }) => {
-  const nix = (services.extensions.get("nix.probe") as NixProbe | undefined) ?? { available: false, reason: "not probed yet" };
+  const nix = (services.extensions.get("nix.probe") as NixProbe | undefined) ?? { available: false, reason: "not probed yet", flakes: false };
   return {
     ...fixed,
     version: services.build.version,
     commit: services.build.commit,
     startedAt: services.startedAt.toISOString(),
     uptimeMs: Date.now() - services.startedAt.getTime(),
-    directories: { state: services.config.stateDir, config: services.config.configDir, cache: services.config.cacheDir },
+    directories: directories(services.config, fixed.system),
     jobs: services.jobs.counts(),
+    output: { budgetBytes: services.jobs.outputBudgetBytes, usedBytes: services.jobs.outputBytesUsed() },
     lastActivity: services.activity.lastActivity.toISOString(),
     idleMs: services.activity.idleMs,
     nix,

@@ -68,7 +68,7 @@ export class Dispatcher {
       throw new ActionError("forbidden", `${name} needs a manage token; this connection's token has scope ${connection.scope}`);
     }
     const validate = this.validators.get(name)!;
-    if (!validate(request)) throw toInvalidRequest(name, validate.errors);
+    if (!validate(request)) throw toInvalidRequest(name, validate.errors, request);
     const { id: _id, action: _action, ...params } = request;
     this.services.activity.touch();
     const services = this.services;

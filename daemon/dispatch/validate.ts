@@ -1,8 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
-import { Type } from "@sinclair/typebox";
-import { RequestId } from "../../protocol/common.js";
 import type { ActionDefinition } from "../../protocol/define.js";
 import { ActionError } from "../../protocol/errors.js";
+import { requestSchema } from "../../protocol/json-schema.js";
 
 /**
  * One private ajv, every request schema compiled once at start-up. No coercion, no defaults, and
@@ -11,13 +10,7 @@ import { ActionError } from "../../protocol/errors.js";
 export function compileRequestValidators(actions: readonly ActionDefinition[]): Map<string, ValidateFunction> {
   const ajv = new Ajv({ allErrors: false, coerceTypes: false, useDefaults: false, strict: false });
   const validators = new Map<string, ValidateFunction>();
-  for (const action of actions) {
-    const schema = Type.Object(
-      { id: Type.Optional(RequestId), action: Type.Literal(action.name), ...action.params.properties },
-      { additionalProperties: false },
-    );
-    validators.set(action.name, ajv.compile(schema));
-  }
+  for (const action of actions) validators.set(action.name, ajv.compile(requestSchema(action)));
   return validators;
 }
 
@@ -44,13 +37,22 @@ function describe(error: ErrorObject): string {
   }
 }
 
-/** Turns ajv's first failure into invalid_request naming the JSON Pointer of the field. */
-export function toInvalidRequest(action: string, errors: ErrorObject[] | null | undefined): ActionError {
+/**
+ * Turns ajv's first failure into invalid_request naming the JSON Pointer of the field; a `job`
+ * that is not a job id at all is `not_found` instead.
+ */
+export function toInvalidRequest(action: string, errors: ErrorObject[] | null | undefined, request?: unknown): ActionError {
   const list = errors ?? [];
   // Inside a union ajv reports each branch; the deepest path is the most useful one to show.
   const deepest = list.reduce<ErrorObject | undefined>((best, e) => (!best || pathOf(e).length > pathOf(best).length ? e : best), undefined);
   if (!deepest) return new ActionError("invalid_request", `invalid ${action} request`);
   const path = pathOf(deepest);
+  // To an agent a malformed job id and an unknown one mean the same: there is no such job.
+  if (path === "/job" && deepest.keyword === "pattern") {
+    const pattern = String((deepest.params as Record<string, unknown>).pattern);
+    const given = JSON.stringify((request as { job?: unknown } | undefined)?.job).slice(0, 100);
+    return new ActionError("not_found", `${action}: no job ${given}: job ids match ${pattern}; jobs.list shows the jobs kept`, { path });
+  }
   const sameField = list.filter((e) => pathOf(e) === path).map(describe);
   const message = `${action}: ${path || "request"} ${[...new Set(sameField)].join("; ")}`;
   return new ActionError("invalid_request", message, { path });

@@ -2,6 +2,7 @@ import { isUtf8 } from "node:buffer";
 import type { FileHandle } from "node:fs/promises";
 import type { Encoding } from "../../protocol/common.js";
 import { ActionError } from "../../protocol/errors.js";
+import type { FilesDataHeader } from "../../protocol/events.js";
 import { completeUtf8Length } from "../jobs/utf8.js";
 import { openRegularFile } from "../util/regular-file.js";
 import { BackgroundHashes } from "./hash.js";
@@ -66,7 +67,7 @@ export async function readSlice(real: string, request: ReadRequest): Promise<Rea
   try {
     const offset = Math.min(request.offset ?? 0, stats.size);
     const want = Math.min(request.limit ?? DEFAULT_READ_LIMIT, stats.size - offset);
-    const header = request.binary ? Buffer.from(JSON.stringify({ event: "files.data", path: real, offset })) : undefined;
+    const header = request.binary ? Buffer.from(JSON.stringify({ event: "files.data", path: real, offset } satisfies FilesDataHeader)) : undefined;
     const start = header ? 4 + header.length : 0;
     const { buffer, got } = await readAt(handle, offset, want, start);
     let frame: Buffer | undefined;

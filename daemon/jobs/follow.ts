@@ -1,4 +1,5 @@
 import type { OutputStream } from "../../protocol/common.js";
+import type { WireError } from "../../protocol/errors.js";
 import type { Job } from "./job.js";
 import { completeUtf8Length, encodeBytes } from "./utf8.js";
 
@@ -53,6 +54,8 @@ export class Follower {
   private readonly onProgress = (): void => this.sendIfWritable({ event: "job.progress", job: this.job.id, progress: this.job.record.progress });
   private readonly onState = (): void => this.sendIfWritable({ event: "job.state", job: this.job.id, state: this.job.state });
   private readonly onEnd = (): void => this.pump();
+  private readonly onEvicted = (): void =>
+    this.end({ code: "not_found", message: `job ${this.job.id} was deleted by retention (only the newest finished jobs are kept) before this follower read all of its output` });
 
   constructor(
     private readonly job: Job,
@@ -74,6 +77,7 @@ export class Follower {
     this.job.on("progress", this.onProgress);
     this.job.on("state", this.onState);
     this.job.on("end", this.onEnd);
+    this.job.on("evicted", this.onEvicted);
     this.pump();
   }
 
@@ -85,6 +89,7 @@ export class Follower {
     this.job.off("progress", this.onProgress);
     this.job.off("state", this.onState);
     this.job.off("end", this.onEnd);
+    this.job.off("evicted", this.onEvicted);
     this.onClose?.();
   }
 
@@ -93,9 +98,34 @@ export class Follower {
     if (!this.closed && this.sink.writable) this.sink.send(frame);
   }
 
+  /** The last word: job.exit (with `error` when the follow stops short of the log's end), then close. */
+  private end(error?: WireError): void {
+    if (this.closed) return;
+    const frame = { event: "job.exit", job: this.job.id, status: this.job.status(), next: this.cursor };
+    this.sink.send(error ? { ...frame, error } : frame);
+    this.close();
+  }
+
+  /** Runs one step of this follower; a failure ends this follower alone, never the daemon. */
+  private guarded(step: () => void): void {
+    try {
+      step();
+    } catch (err) {
+      try {
+        this.end({ code: "unavailable", message: `could not read the output of job ${this.job.id}: ${(err as Error)?.message ?? String(err)}; jobs.output may still read what is kept` });
+      } catch {
+        this.close();
+      }
+    }
+  }
+
   private live(stream: OutputStream, offset: number, data: Buffer): void {
+    this.guarded(() => this.liveStep(stream, offset, data));
+  }
+
+  private liveStep(stream: OutputStream, offset: number, data: Buffer): void {
     if (this.closed || this.pumping || this.waitingForDrain || offset !== this.cursor || !this.sink.writable) {
-      if (!this.pumping) this.pump();
+      if (!this.pumping) this.pumpStep();
       return;
     }
     if (this.only !== undefined && stream !== this.only) {
@@ -106,7 +136,7 @@ export class Follower {
     const head = usable > 0 && usable < data.length ? data.subarray(0, usable) : data;
     this.emitPiece(stream, offset, head);
     this.cursor = offset + head.length;
-    if (head.length < data.length) this.pump();
+    if (head.length < data.length) this.pumpStep();
   }
 
   private emitPiece(stream: OutputStream, offset: number, data: Buffer): void {
@@ -121,6 +151,10 @@ export class Follower {
 
   /** Catches up from disk while the sink is writable; finishes with job.exit once the log is drained. */
   private pump(): void {
+    this.guarded(() => this.pumpStep());
+  }
+
+  private pumpStep(): void {
     if (this.closed || this.pumping || this.waitingForDrain) return;
     this.pumping = true;
     try {
@@ -137,12 +171,21 @@ export class Follower {
         if (this.binary) {
           const { spans, next } = log.spans(this.cursor, READ_CHUNK, this.only);
           if (next === this.cursor) break;
+          let short = false;
           for (const span of spans) {
             const header = { event: "job.output", job: this.job.id, stream: span.stream, offset: span.offset };
-            const { frame, release } = binaryFrame(header, span.length, (buf, at) => log.readInto(buf, at, span.offset, span.length));
-            this.sink.sendBinary(frame, release);
+            let got = 0;
+            const { frame, release } = binaryFrame(header, span.length, (buf, at) => (got = log.readInto(buf, at, span.offset, span.length)));
+            if (got > 0) this.sink.sendBinary(frame, release);
+            else release();
+            if (got < span.length) {
+              // A segment vanished under the read: go on from the byte after the last one sent.
+              this.cursor = span.offset + got;
+              short = true;
+              break;
+            }
           }
-          this.cursor = next;
+          if (!short) this.cursor = next;
           continue;
         }
         const { pieces, next } = log.read(this.cursor, READ_CHUNK, this.only);
@@ -161,10 +204,7 @@ export class Follower {
         }
         if (pieces.length === 0) this.cursor = next;
       }
-      if (!this.closed && this.job.finished && (!log || this.cursor >= log.size)) {
-        this.sink.send({ event: "job.exit", job: this.job.id, status: this.job.status(), next: this.cursor });
-        this.close();
-      }
+      if (!this.closed && this.job.finished && (!log || this.cursor >= log.size)) this.end();
     } finally {
       this.pumping = false;
     }

@@ -1,15 +1,17 @@
 import { EventEmitter } from "node:events";
 import { FINAL_STATES, type JobState, type JobStatus, type OutputStream, type Progress } from "../../protocol/common.js";
+import type { WireError } from "../../protocol/errors.js";
 import type { OutputLog } from "./output-log.js";
 
-/** Why the daemon ended a job early; "shutdown" ends it `lost`. */
-export type StopReason = "cancelled" | "timed_out" | "shutdown";
+/** Why the daemon ended a job early; "shutdown" ends it `lost`, "output_failed" ends it `failed`. */
+export type StopReason = "cancelled" | "timed_out" | "shutdown" | "output_failed";
 
 /** What a running job's runner lets the outside do to it (process and terminal jobs fill this in). */
 export interface JobControl {
   /** The leader of the job's process group. */
   pid?: number;
-  input?(data: Buffer, eof: boolean): number;
+  /** Resolves with the bytes the job took, -1 when it has no open input. */
+  input?(data: Buffer, eof: boolean, timeoutMs: number): Promise<number>;
   resize?(cols: number, rows: number): void;
   /** Signals the job's whole process group. */
   kill?(signal: NodeJS.Signals): void;
@@ -22,7 +24,8 @@ export interface JobRecord extends JobStatus {
 
 /**
  * One job: its status, its output log, and an emitter for followers.
- * Events: "output" (stream, offset, bytes), "state", "progress", "end".
+ * Events: "output" (stream, offset, bytes), "state", "progress", "end", and "evicted" when
+ * retention deletes it.
  */
 export class Job extends EventEmitter {
   readonly abort = new AbortController();
@@ -30,6 +33,8 @@ export class Job extends EventEmitter {
   /** The first cause of termination wins (cancel vs timeout vs shutdown vs natural end). */
   stopReason: StopReason | undefined;
   log: OutputLog | undefined;
+  /** Set when its output could not be written (a full disk): later output is dropped, and the job fails with it. */
+  outputError: WireError | undefined;
 
   constructor(
     public record: JobRecord,
@@ -78,7 +83,7 @@ export class Job extends EventEmitter {
   }
 
   writeOutput(stream: OutputStream, data: Buffer): void {
-    if (!this.log || data.length === 0) return;
+    if (!this.log || data.length === 0 || this.outputError) return;
     const offset = this.log.append(stream, data);
     this.emit("output", stream, offset, data);
   }

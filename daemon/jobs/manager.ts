@@ -10,6 +10,7 @@ import { Job, type JobControl, type JobRecord, type StopReason } from "./job.js"
 import { OutputLog } from "./output-log.js";
 import { Deadlines } from "./deadlines.js";
 import { JobStore } from "./store.js";
+import { defaultOutputBudget } from "./output-budget.js";
 import { collectYoungGarbage } from "../util/young-gc.js";
 import { isProcessStartedAt } from "../util/process-identity.js";
 import { signalGroup } from "../util/process-group.js";
@@ -39,6 +40,8 @@ export interface StartJobOptions {
 export interface JobManagerOptions {
   dir: string;
   outputCapBytes: number;
+  /** Output kept across all jobs; 0 or absent: defaultOutputBudget. */
+  outputBudgetBytes?: number;
   retainJobs: number;
   maxRunningJobs?: number;
   log: Logger;
@@ -48,6 +51,8 @@ const TIMEOUT_GRACE_MS = 2000;
 /** Output bytes (of all jobs) between two young-generation collections; see collectYoungGarbage. */
 const COLLECT_EVERY_BYTES = 4 * 1024 * 1024;
 const PROGRESS_PERSIST_MS = 1000;
+/** Output bytes (of all jobs) between two checks of the output budget. */
+const BUDGET_CHECK_BYTES = 1024 * 1024;
 
 /**
  * The job table: starts jobs, moves them through their states, persists them, and keeps the
@@ -60,19 +65,25 @@ export class JobManager extends EventEmitter {
   private running = 0;
   private readonly maxRunning: number;
   private readonly store: JobStore;
-  private finishedCount = 0;
+  /** Finished jobs in the order they ended (a Set iterates in insertion order): retention's queue. */
+  private readonly ended = new Set<Job>();
   private outputSinceCollection = 0;
+  private outputSinceBudgetCheck = 0;
+  /** Bytes of output all kept jobs may hold together. */
+  readonly outputBudgetBytes: number;
   private readonly deadlines = new Deadlines();
 
   constructor(private readonly options: JobManagerOptions) {
     super();
     this.maxRunning = options.maxRunningJobs ?? 256;
     this.store = new JobStore(options.dir, options.log, OutputLog.INITIAL_FILES);
+    this.outputBudgetBytes = options.outputBudgetBytes || defaultOutputBudget(options.dir, options.outputCapBytes);
   }
 
   /** Loads persisted jobs; any that were queued or running when the daemon died become `lost`. */
   restore(): void {
     void this.store.spares.start();
+    const restored: Job[] = [];
     for (const record of this.store.loadAll().sort((a, b) => (a.id < b.id ? -1 : 1))) {
       const job = new Job(record, this.store.jobDir(record.id));
       job.log = OutputLog.open(job.dir, this.options.outputCapBytes);
@@ -87,10 +98,12 @@ export class JobManager extends EventEmitter {
         this.persist(job);
       }
       this.jobs.set(record.id, job);
-      this.finishedCount++;
+      restored.push(job);
       if (record.key) this.keys.set(record.key, record.id);
     }
+    for (const job of restored.sort((a, b) => endTime(a) - endTime(b))) this.ended.add(job);
     this.enforceRetention();
+    this.enforceOutputBudget();
   }
 
   /** Starts (or, for a reused key with equal parameters, returns) a job. */
@@ -138,7 +151,7 @@ export class JobManager extends EventEmitter {
 
   get(id: string): Job {
     const job = this.jobs.get(id);
-    if (!job) throw new ActionError("not_found", `no job ${id}; jobs.list shows the jobs kept (the newest ${this.options.retainJobs} finished ones)`, { path: "/job" });
+    if (!job) throw new ActionError("not_found", `no job ${id}; jobs.list shows the jobs kept (the ${this.options.retainJobs} that finished last)`, { path: "/job" });
     return job;
   }
 
@@ -249,8 +262,18 @@ export class JobManager extends EventEmitter {
       },
       output: (stream, data) => {
         const bytes = typeof data === "string" ? Buffer.from(data) : data;
-        job.writeOutput(stream, bytes);
+        try {
+          job.writeOutput(stream, bytes);
+        } catch (err) {
+          this.outputFailed(job, err as NodeJS.ErrnoException);
+          return;
+        }
         this.outputSinceCollection += bytes.length;
+        this.outputSinceBudgetCheck += bytes.length;
+        if (this.outputSinceBudgetCheck >= BUDGET_CHECK_BYTES) {
+          this.outputSinceBudgetCheck = 0;
+          this.enforceOutputBudget();
+        }
         if (this.outputSinceCollection >= COLLECT_EVERY_BYTES) {
           this.outputSinceCollection = 0;
           collectYoungGarbage();
@@ -282,6 +305,24 @@ export class JobManager extends EventEmitter {
       });
   }
 
+  /**
+   * The job's output could not be written (ENOSPC, EDQUOT, EIO…): the job cannot keep the promise
+   * that its output is never lost, so it is stopped and fails with the reason; the daemon goes on.
+   */
+  private outputFailed(job: Job, err: NodeJS.ErrnoException): void {
+    if (job.outputError) return;
+    const full = err.code === "ENOSPC" || err.code === "EDQUOT";
+    job.outputError = {
+      code: "unavailable",
+      message: full
+        ? `the disk holding ${this.options.dir} is full (${err.code}), so this job's output could not be kept and the job was stopped; free space there (or lower --output-budget) and run it again`
+        : `this job's output could not be written to ${job.dir} (${err.code ?? err.message}), so the job was stopped`,
+      details: { errno: err.code ?? "unknown", outputBytes: job.log?.size ?? 0 },
+    };
+    this.options.log.error({ err, job: job.id }, "job output write failed; stopping the job");
+    this.stop(job, "output_failed", "SIGTERM", TIMEOUT_GRACE_MS);
+  }
+
   /** Notes a job's process group, so that after a crash the next daemon can stop it. */
   private recordProcess(job: Job, pid: number): void {
     job.record.pid = pid;
@@ -300,15 +341,24 @@ export class JobManager extends EventEmitter {
     if (job.stopReason === "shutdown") {
       state = "lost";
       fields.error = { code: "unavailable", message: "the daemon shut down while this job was running; its output up to then is kept" };
+    } else if (job.stopReason === "output_failed") {
+      state = "failed";
+      fields.error = job.outputError;
     } else state = job.stopReason ?? (outcome.ok ? "succeeded" : "failed");
-    job.log?.close();
+    try {
+      job.log?.close();
+    } catch (err) {
+      // Only the run index's last record is lost; a log opened later attributes the rest to the last stream.
+      this.options.log.warn({ err, job: job.id }, "could not flush the job's run index");
+    }
     job.transition(state, fields);
-    this.finishedCount++;
+    this.ended.add(job);
     this.persist(job);
     if (wasRunning) this.running--;
     job.emit("end");
     this.emit("activity");
     this.enforceRetention();
+    this.enforceOutputBudget();
     const next = this.queue.shift();
     if (next) this.execute(next.job, next.options);
   }
@@ -332,23 +382,49 @@ export class JobManager extends EventEmitter {
     this.store.save({ ...job.record, ...job.status(), paramsHash: job.record.paramsHash }); // status() adds the live byte counts
   }
 
-  /** Keeps the newest `retainJobs` finished jobs; the oldest go first. */
+  /** Keeps the `retainJobs` finished jobs that ended last; the one that ended first goes first. */
   private enforceRetention(): void {
-    let excess = this.finishedCount - this.options.retainJobs;
-    if (excess <= 0) return;
-    // The table is a Map in creation order (restore inserts in id order), so the first finished
-    // jobs met are the oldest.
-    for (const job of this.jobs.values()) {
-      if (excess <= 0) break;
-      if (!job.finished) continue;
-      excess--;
-      this.finishedCount--;
-      this.jobs.delete(job.id);
-      if (job.record.key && this.keys.get(job.record.key) === job.id) this.keys.delete(job.record.key);
-      job.removeAllListeners();
-      job.log?.releaseReaders();
-      this.store.remove(job.id);
+    for (const job of this.ended) {
+      if (this.ended.size <= this.options.retainJobs) break;
+      this.evict(job);
     }
   }
 
+  /** Bytes of output (with its run index) kept on disk by all jobs, finished or not. */
+  outputBytesUsed(): number {
+    let used = 0;
+    for (const job of this.jobs.values()) used += job.log?.diskBytes ?? 0;
+    return used;
+  }
+
+  /**
+   * Keeps the output of all jobs within the budget by deleting finished jobs, the one that ended
+   * first going first. The job that ended last is always kept (it is bounded by the per-job cap),
+   * and running jobs are never touched.
+   */
+  private enforceOutputBudget(): void {
+    let used = this.outputBytesUsed();
+    for (const job of this.ended) {
+      if (used <= this.outputBudgetBytes || this.ended.size <= 1) break;
+      used -= job.log?.diskBytes ?? 0;
+      this.evict(job);
+    }
+  }
+
+  /** Forgets a finished job: its record, its key, and (in the background) its output directory. */
+  private evict(job: Job): void {
+    this.ended.delete(job);
+    this.jobs.delete(job.id);
+    if (job.record.key && this.keys.get(job.record.key) === job.id) this.keys.delete(job.record.key);
+    job.emit("evicted"); // followers still behind end now, before the files go
+    job.removeAllListeners();
+    job.log?.releaseReaders();
+    this.store.remove(job.id);
+  }
+}
+
+/** When a finished job ended, as epoch ms (a record without endedAt sorts first). */
+function endTime(job: Job): number {
+  const t = Date.parse(job.record.endedAt ?? "");
+  return Number.isNaN(t) ? 0 : t;
 }

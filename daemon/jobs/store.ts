@@ -22,6 +22,7 @@ export class JobStore {
   private readonly snapshotPath: string;
   private journal: number;
   private lines = 0;
+  private torn = false;
   private readonly live = new Map<string, JobRecord>();
   readonly spares: SpareDirs;
 
@@ -50,7 +51,10 @@ export class JobStore {
         this.log.error({ err }, "snapshot.json is unreadable; replaying the journal alone");
       }
     }
-    for (const text of readFileSync(this.journalPath, "utf8").split("\n")) {
+    const journal = readFileSync(this.journalPath, "utf8");
+    // A crash mid-write left a torn last line: the next line must not be glued onto it.
+    if (journal.length > 0 && !journal.endsWith("\n")) this.torn = true;
+    for (const text of journal.split("\n")) {
       if (!text) continue;
       this.lines++;
       let line: JournalLine;
@@ -79,10 +83,20 @@ export class JobStore {
     void rm(this.jobDir(id), { recursive: true, force: true }).catch((err: unknown) => this.log.warn({ err, job: id }, "could not remove job directory"));
   }
 
+  /**
+   * A failed write (a full disk) is logged, never thrown: the record stays in memory and the next
+   * line that does get written starts on a fresh line, so a torn one cannot swallow it.
+   */
   private append(line: JournalLine): void {
-    writeSync(this.journal, `${JSON.stringify(line)}\n`);
-    this.lines++;
-    if (this.lines > Math.max(COMPACT_MIN_LINES, COMPACT_FACTOR * this.live.size)) this.compact();
+    try {
+      writeSync(this.journal, `${this.torn ? "\n" : ""}${JSON.stringify(line)}\n`);
+      this.torn = false;
+      this.lines++;
+      if (this.lines > Math.max(COMPACT_MIN_LINES, COMPACT_FACTOR * this.live.size)) this.compact();
+    } catch (err) {
+      this.torn = true;
+      this.log.error({ err }, "could not write the job journal; records are kept in memory");
+    }
   }
 
   /**

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
-import { existsSync, lstatSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { Publication } from "./binary-cache.js";
 import type { PreparedEnvironment } from "./environment.js";
 import type { FileFingerprint } from "./fingerprint.js";
 
@@ -12,6 +13,10 @@ export interface CacheMeta {
   recipe: Record<string, unknown>;
   /** For flake recipes: the files Nix evaluated, to notice edits without running Nix. */
   files?: FileFingerprint[];
+  /** Store paths of the flake and the inputs it was evaluated with (rooted beside the environment). */
+  inputs?: string[];
+  /** The push to the shared binary cache made when this entry was prepared. */
+  publication?: Publication;
   nixVersion?: string;
   hookRan: boolean;
   createdAt: string;
@@ -55,15 +60,30 @@ export class EnvironmentCache {
    * (a vanished store path is a miss). Costs a few stats and two small reads, never a Nix process.
    */
   lookup(system: string, key: string): CacheEntry | undefined {
+    const entry = this.read(system, key);
+    return entry && existsSync(entry.meta.envStorePath) ? entry : undefined;
+  }
+
+  /** A complete entry whether or not its store path is still valid (listing and pruning). */
+  read(system: string, key: string): CacheEntry | undefined {
     const dir = this.entryDir(system, key);
     if (!existsSync(join(dir, "complete"))) return undefined;
     try {
       const meta = JSON.parse(readFileSync(join(dir, "meta.json"), "utf8")) as CacheMeta;
-      if (!existsSync(meta.envStorePath)) return undefined;
       const environment = JSON.parse(readFileSync(join(dir, "env.json"), "utf8")) as PreparedEnvironment;
       return { dir, meta, environment };
     } catch {
       return undefined;
+    }
+  }
+
+  /** Records a use of the entry (its completion marker's mtime), for `cache.list` and `cache.prune --keep`. */
+  touch(entry: CacheEntry): void {
+    try {
+      const now = new Date();
+      utimesSync(join(entry.dir, "complete"), now, now);
+    } catch {
+      /* removed meanwhile: nothing to record */
     }
   }
 

@@ -14,6 +14,11 @@ export class KeyedMutex {
     }
   }
 
+  /** How many keys have a task running or waiting. */
+  get size(): number {
+    return this.tails.size;
+  }
+
   /** Whether a task holds or waits for the key. */
   busy(key: string): boolean {
     return this.tails.has(key);

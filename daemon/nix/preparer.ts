@@ -1,12 +1,12 @@
-import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { basename, dirname, join, relative, sep } from "node:path";
-import { promisify } from "node:util";
 import { ActionError } from "../../protocol/errors.js";
 import type { RunContext } from "../runners/context.js";
-import { runNix, stripAnsi, type NixLogEvent } from "../runners/nix-cli.js";
+import { execNix, runNix, stripAnsi, type NixLogEvent } from "../runners/nix-cli.js";
+import { arrivalOf, publishClosure, substituterArgs, type BinaryCacheSettings, type ClosureArrival, type Publication } from "./binary-cache.js";
 import { cacheKey, EnvironmentCache, type CacheEntry } from "./cache.js";
+import { flakeInputPaths, rootFlakeInputs } from "./flake-inputs.js";
 import { KeyedMutex } from "./concurrency.js";
 import { environmentFromDevEnv, envStorePath, shellHookOf, type DevEnvJson } from "./dev-env.js";
 import { fingerprintFiles, fingerprintsMatch } from "./fingerprint.js";
@@ -19,8 +19,6 @@ import { WorkspaceEnvironments } from "./resolver.js";
 import { writeSpec, workspacePaths, type EnvironmentSpec } from "./spec.js";
 import { renderPackagesFlake, packagesTemplate } from "./template.js";
 
-const execFileAsync = promisify(execFile);
-
 export interface NixSettings {
   stateDir: string;
   cacheDir: string;
@@ -30,6 +28,8 @@ export interface NixSettings {
   daemonVersion: string;
   /** Environment for Nix processes (e.g. NIX_CONFIG with extra substituters); defaults to the daemon's. */
   nixEnv?: NodeJS.ProcessEnv;
+  /** The shared binary cache: consulted by every Nix call of prepare, pushed to after each preparation. */
+  binaryCache?: BinaryCacheSettings;
   hookTimeoutMs?: number;
 }
 
@@ -46,6 +46,13 @@ export interface EnvironmentSummary {
   pathPrepend: string[];
   hookRan: boolean;
   preparedAt: string;
+}
+
+/** What one preparation job produced: the environment, how its closure arrived, and its push (when configured). */
+export interface PrepareOutcome {
+  environment: EnvironmentSummary;
+  closure: ClosureArrival;
+  publication?: Publication;
 }
 
 /** The answer before any Nix process: ready from the cache, or a recipe a job must prepare. */
@@ -119,6 +126,7 @@ export class NixPreparer {
     };
     const current = this.environments.get(workspace);
     if (!current || current.info.cacheKey !== info.cacheKey || current.info.entryDir !== info.entryDir) this.environments.record(info, entry.environment);
+    this.cache.touch(entry);
     return this.summary(workspace, spec, entry, current?.info.preparedAt ?? now);
   }
 
@@ -135,6 +143,11 @@ export class NixPreparer {
       hookRan: entry.meta.hookRan,
       preparedAt,
     };
+  }
+
+  /** Whether any prepare is running or waiting (pruning waits for none: it refuses). */
+  anyBusy(): boolean {
+    return this.mutex.size > 0;
   }
 
   /** Whether a prepare of this workspace is running or waiting. */
@@ -155,13 +168,13 @@ export class NixPreparer {
    * The job body. Serialized per workspace; re-plans under the lock (an earlier prepare may have
    * made it ready). On failure nothing of the previous environment changes, and the error says so.
    */
-  run(req: PrepareRequest, workspace: string, ctx: RunContext): Promise<EnvironmentSummary> {
+  run(req: PrepareRequest, workspace: string, ctx: RunContext): Promise<PrepareOutcome> {
     if (this.mutex.busy(workspace)) ctx.output("stderr", "waiting for another prepare of this workspace to finish\n");
     return this.mutex.run(workspace, async () => {
       const plan = this.plan(req, workspace);
       if (plan.ready) {
         ctx.output("stderr", "environment already prepared; nothing to do\n");
-        return plan.environment;
+        return { environment: plan.environment, closure: arrivalOf(0, 0) };
       }
       try {
         return plan.recipe.kind === "packages"
@@ -185,7 +198,7 @@ export class NixPreparer {
     });
   }
 
-  private async preparePackages(workspace: string, recipe: Extract<Recipe, { kind: "packages" }>, ctx: RunContext): Promise<EnvironmentSummary> {
+  private async preparePackages(workspace: string, recipe: Extract<Recipe, { kind: "packages" }>, ctx: RunContext): Promise<PrepareOutcome> {
     const paths = workspacePaths(workspace);
     mkdirSync(paths.hotline, { recursive: true });
     // Evaluate a staged copy: the workspace's flake and lock change only after success.
@@ -197,29 +210,34 @@ export class NixPreparer {
       let pin = recipe.pin;
       if (lockReusable) pin = { ...pin, ...readLockedInput(paths.lock) };
       let entry = pin.narHash ? this.cache.lookup(this.settings.system, cacheKey(packagesRecipe(recipe.packages, pin), this.settings.system)) : undefined;
+      let closure = arrivalOf(0, 0);
+      let publication: Publication | undefined;
       if (entry) {
         ctx.output("stderr", `using cached environment ${entry.meta.key}\n`);
       } else {
-        const args = ["print-dev-env", "--json", ...this.profileArgs(workspace), ...(lockReusable ? ["--no-update-lock-file"] : []), `path:${staging}`];
-        const { json } = await this.evaluate(args, workspace, ctx, recipe.packages);
+        const flakeRef = `path:${staging}`;
+        const args = ["print-dev-env", "--json", ...this.profileArgs(workspace), ...(lockReusable ? ["--no-update-lock-file"] : []), flakeRef];
+        const { json, progress } = await this.evaluate(args, workspace, ctx, recipe.packages);
+        closure = arrivalOf(progress.builds.done, progress.substitutions.done);
         pin = { ...recipe.pin, ...readLockedInput(join(staging, "flake.lock")) };
         const recipeData = packagesRecipe(recipe.packages, pin);
-        entry = await this.finish(workspace, json, recipeData, cacheKey(recipeData, this.settings.system), undefined, ctx);
+        ({ entry, publication } = await this.finish(workspace, json, recipeData, cacheKey(recipeData, this.settings.system), undefined, flakeRef, ctx));
       }
       writeFileIfChanged(paths.flake, readFileSync(join(staging, "flake.nix"), "utf8"));
       writeFileIfChanged(paths.lock, readFileSync(join(staging, "flake.lock"), "utf8"));
-      return this.adopt(workspace, { ...recipe, pin }, entry, undefined);
+      return { environment: this.adopt(workspace, { ...recipe, pin }, entry, undefined), closure, ...(publication ? { publication } : {}) };
     } finally {
       rmSync(staging, { recursive: true, force: true });
     }
   }
 
-  private async prepareFlake(workspace: string, recipe: Extract<Recipe, { kind: "flake" }>, ctx: RunContext): Promise<EnvironmentSummary> {
+  private async prepareFlake(workspace: string, recipe: Extract<Recipe, { kind: "flake" }>, ctx: RunContext): Promise<PrepareOutcome> {
     const { dir, attr } = parseFlakeRef(workspace, recipe.ref);
     const lockPath = join(dir, "flake.lock");
     const lockBefore = existsSync(lockPath) ? readFileSync(lockPath) : null;
     const generated = dir === workspacePaths(workspace).flakeDir || dir.startsWith(workspacePaths(workspace).hotline + sep);
-    const installable = `${generated ? "path:" : ""}${dir}${attr ? `#${attr}` : ""}`;
+    const flakeRef = `${generated ? "path:" : ""}${dir}`;
+    const installable = `${flakeRef}${attr ? `#${attr}` : ""}`;
     const before = fingerprintFiles([join(dir, "flake.nix"), lockPath]);
     const args = ["print-dev-env", "--json", "-v", ...this.profileArgs(workspace), ...(lockBefore && !recipe.updateLock ? ["--no-update-lock-file"] : []), installable];
     let result;
@@ -250,8 +268,9 @@ export class NixPreparer {
       ...(locked ? { nixpkgs: { url: "", ...locked } } : {}),
     };
     const key = cacheKey(recipeData, this.settings.system);
-    const entry = await this.finish(workspace, result.json, recipeData, key, prints, ctx);
-    return this.adopt(workspace, recipe, entry, undefined);
+    const { entry, publication } = await this.finish(workspace, result.json, recipeData, key, prints, flakeRef, ctx);
+    const closure = arrivalOf(result.progress.builds.done, result.progress.substitutions.done);
+    return { environment: this.adopt(workspace, recipe, entry, undefined), closure, ...(publication ? { publication } : {}) };
   }
 
   /**
@@ -297,7 +316,10 @@ export class NixPreparer {
         ctx.output("stderr", `${String(e.fields[0])}\n`);
       }
     };
-    const res = await runNix(ctx, { args, cwd: workspace, env: this.settings.nixEnv, onEvent, onPlainLine: (l) => ctx.output("stderr", `${l}\n`) });
+    const res = await runNix(ctx, { args: [args[0]!, ...substituterArgs(this.settings.binaryCache), ...args.slice(1)], cwd: workspace, env: this.settings.nixEnv, onEvent, onPlainLine: (l) => ctx.output("stderr", `${l}\n`) }).catch((err: unknown) => {
+      if (ctx.signal.aborted) throw err;
+      throw new ActionError("unavailable", `nix could not be started: ${(err as Error).message}`, { cause: err });
+    });
     tracker.flush();
     if (res.exitCode !== 0) throw nixFailure(res.exitCode, res.errorMessage, packages);
     let json: DevEnvJson;
@@ -309,8 +331,16 @@ export class NixPreparer {
     return { json, evaluated, progress: tracker.snapshot() };
   }
 
-  /** Hooks, GC root, cache entry: everything after a successful evaluation. */
-  private async finish(workspace: string, json: DevEnvJson, recipe: Record<string, unknown>, key: string, files: CacheEntry["meta"]["files"], ctx: RunContext): Promise<CacheEntry> {
+  /** Hooks, GC roots (environment and flake inputs), the push to the shared cache, cache entry: everything after a successful evaluation. */
+  private async finish(
+    workspace: string,
+    json: DevEnvJson,
+    recipe: Record<string, unknown>,
+    key: string,
+    files: CacheEntry["meta"]["files"],
+    flakeRef: string,
+    ctx: RunContext,
+  ): Promise<{ entry: CacheEntry; publication?: Publication }> {
     const storePath = envStorePath(json);
     if (!storePath) throw new ActionError("internal", "nix print-dev-env did not report the environment's store path");
     let environment = environmentFromDevEnv(json);
@@ -327,25 +357,66 @@ export class NixPreparer {
     const system = this.settings.system;
     const root = this.cache.gcRoot(system, key);
     mkdirSync(dirname(root), { recursive: true });
-    await execFileAsync("nix-store", ["--add-root", root, "--realise", storePath], { env: this.settings.nixEnv, signal: ctx.signal });
-    const published = this.cache.publish(
-      { key, system, envStorePath: storePath, recipe, files, nixVersion: await nixVersion(this.settings.nixEnv), hookRan: hook.trim() !== "", createdAt: new Date().toISOString() },
+    const cacheArgs = substituterArgs(this.settings.binaryCache);
+    await execNix("nix-store", ["--add-root", root, "--realise", storePath, ...cacheArgs], { env: this.settings.nixEnv, signal: ctx.signal }).catch((err: unknown) => {
+      if (ctx.signal.aborted) throw err;
+      const reason = (err as { stderr?: string }).stderr || (err as Error).message;
+      throw new ActionError("unavailable", `the environment was built but its garbage-collector root could not be registered: ${reason}`, { cause: err });
+    });
+    const inputs = await flakeInputPaths(ctx, flakeRef, cacheArgs, this.settings.nixEnv);
+    await rootFlakeInputs(ctx, root, inputs, this.settings.nixEnv).catch((err: unknown) => {
+      if (ctx.signal.aborted) throw err;
+      ctx.output("stderr", `warning: the flake inputs could not be rooted against garbage collection: ${(err as Error).message}\n`);
+    });
+    const cache = this.settings.binaryCache;
+    const publication = cache?.push ? await publishClosure(ctx, cache, [storePath, ...inputs], this.settings.nixEnv) : undefined;
+    const entry = this.cache.publish(
+      {
+        key,
+        system,
+        envStorePath: storePath,
+        recipe,
+        files,
+        inputs,
+        ...(publication ? { publication } : {}),
+        nixVersion: await nixVersion(this.settings.nixEnv),
+        hookRan: hook.trim() !== "",
+        createdAt: new Date().toISOString(),
+      },
       environment,
     );
     this.pruneProfile(workspace);
-    return published;
+    return { entry, ...(publication ? { publication } : {}) };
   }
 }
 
 let versionPromise: Promise<string> | undefined;
 function nixVersion(env: NodeJS.ProcessEnv | undefined): Promise<string> {
-  versionPromise ??= execFileAsync("nix", ["--version"], { env }).then((r) => r.stdout.trim(), () => "unknown");
+  versionPromise ??= execNix("nix", ["--version"], { env }).then((out) => out.trim(), () => "unknown");
   return versionPromise;
 }
+
+/**
+ * Failures of Nix itself or of the machine (store, daemon socket, disk, settings), not of what the
+ * request asked for: the same request may succeed once the machine is fixed, so they are `unavailable`.
+ */
+const INFRASTRUCTURE = [
+  /experimental Nix feature '[^']+' is disabled/,
+  /cannot connect to socket/,
+  /cannot open connection to remote store/,
+  /No space left on device/,
+  /database is locked|SQLite database .* is busy/,
+  /(opening lock file|creating directory|getting status of|cannot create) '\/nix\/(store|var)[^']*'.*Permission denied/,
+  /Nix daemon disconnected unexpectedly/,
+  /unable to download .*: Couldn't resolve host/,
+];
 
 /** Turns Nix's exit code and last error into a typed error (a missing attribute names the package). */
 function nixFailure(exitCode: number, message: string | undefined, packages: readonly string[] | undefined): ActionError {
   const text = message ?? `nix exited with code ${exitCode}`;
+  if (INFRASTRUCTURE.some((re) => re.test(text))) {
+    return new ActionError("unavailable", `Nix could not do its work on this machine: ${text}; fix the Nix installation (store, daemon, disk) and retry`, { details: { nixExitCode: exitCode } });
+  }
   const missing = /attribute '([^']+)' missing/.exec(text)?.[1];
   const index = missing && packages ? packages.findIndex((p) => p.split(".").includes(missing)) : -1;
   if (index >= 0) {

@@ -1,7 +1,8 @@
 import { existsSync, statSync } from "node:fs";
-import { isAbsolute, join, relative, resolve } from "node:path";
+import { isAbsolute, join, resolve } from "node:path";
 import { ActionError } from "../../protocol/errors.js";
 import { validatePackages } from "./attr-path.js";
+import { splitFlakeRef } from "./flake-ref.js";
 import { pinFromRef, type NixpkgsPin } from "./pin.js";
 import { readSpec, type EnvironmentSpec } from "./spec.js";
 import { packagesTemplate } from "./template.js";
@@ -32,19 +33,13 @@ export function checkWorkspace(workspace: string): string {
   return abs;
 }
 
-const FLAKE_REF = /^(\.|\.\/[A-Za-z0-9._/+-]*|\.?[A-Za-z0-9_][A-Za-z0-9._/+-]*)(#[A-Za-z0-9_][A-Za-z0-9_.'+-]*)?$/;
-
 /** A flake ref relative to the workspace: its directory and attribute, refused when it leaves the workspace. */
 export function parseFlakeRef(workspace: string, ref: string): { dir: string; attr?: string } {
-  const m = FLAKE_REF.exec(ref);
-  if (!m) {
-    throw new ActionError("invalid_request", `flake ${JSON.stringify(ref)} is not a flake reference relative to the workspace; use e.g. "." , ".#dev" or ".hotline/nix"`, { path: "/flake" });
-  }
-  const dir = resolve(workspace, m[1]!);
-  const rel = relative(workspace, dir);
-  if (rel.startsWith("..") || isAbsolute(rel)) throw new ActionError("invalid_request", `flake ${JSON.stringify(ref)} points outside the workspace`, { path: "/flake" });
+  const parsed = splitFlakeRef(workspace, ref);
+  if ("problem" in parsed) throw new ActionError("invalid_request", `flake ${parsed.problem}`, { path: "/flake" });
+  const { dir } = parsed;
   if (!existsSync(join(dir, "flake.nix"))) throw new ActionError("invalid_request", `flake ${JSON.stringify(ref)}: ${join(dir, "flake.nix")} does not exist`, { path: "/flake" });
-  return { dir, attr: m[2]?.slice(1) };
+  return parsed;
 }
 
 /** Reconciles a request with the saved definition (whose pin wins) and the default nixpkgs. */

@@ -1,8 +1,9 @@
-import { mkdirSync, readFileSync } from "node:fs";
+import { closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { ActionError } from "../../protocol/errors.js";
 import { writeFileAtomicSync } from "../util/atomic-write.js";
 import type { NixpkgsPin } from "./pin.js";
+import { checkSpec } from "./spec-check.js";
 
 /** The manifest a workspace owns at `.hotline/environment-spec.json` (format documented in the guide). */
 export interface EnvironmentSpec {
@@ -35,21 +36,41 @@ export function workspacePaths(workspace: string) {
 /** Reads the saved definition; undefined when there is none, `invalid_request` when it is unreadable. */
 export function readSpec(workspace: string): EnvironmentSpec | undefined {
   const path = workspacePaths(workspace).spec;
-  let text: string;
+  const text = readSpecText(path);
+  if (text === undefined) return undefined;
+  let raw: unknown;
   try {
-    text = readFileSync(path, "utf8");
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new ActionError("invalid_request", `${path} is not JSON (${(err as Error).message}); fix or delete the file, or pass "packages" or "flake" to replace it`, {
+      path: "/workspace",
+      details: { file: path },
+    });
+  }
+  return checkSpec(raw, workspace, path);
+}
+
+// The daemon writes a few hundred bytes; a repository may carry anything at this path.
+const MAX_SPEC_BYTES = 256 * 1024;
+
+/** The file's text: non-blocking open (a FIFO never blocks), regular files only, bounded size. */
+function readSpecText(path: string): string | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw err;
   }
   try {
-    const spec = JSON.parse(text) as EnvironmentSpec;
-    if (spec.version !== 1 || (spec.packages === undefined) === (spec.flake === undefined)) throw new Error("unexpected shape");
-    return spec;
-  } catch (err) {
-    throw new ActionError("invalid_request", `${path} is not a valid environment spec (${(err as Error).message}); fix it or pass "packages" or "flake" to replace it`, {
-      path: "/workspace",
-    });
+    const stats = fstatSync(fd);
+    const refuse = !stats.isFile() ? "is not a regular file" : stats.size > MAX_SPEC_BYTES ? `is larger than ${MAX_SPEC_BYTES} bytes` : undefined;
+    if (refuse) {
+      throw new ActionError("invalid_request", `${path} ${refuse}; delete it, or pass "packages" or "flake" to replace it`, { path: "/workspace", details: { file: path } });
+    }
+    return readFileSync(fd, "utf8");
+  } finally {
+    closeSync(fd);
   }
 }
 

@@ -37,9 +37,21 @@ export function packagesTemplate(): PackagesTemplate {
   return cached;
 }
 
+const FLAKE_URL = /^[A-Za-z][A-Za-z0-9+.-]*:[^\s"\\$]+$/;
+const MAX_URL_LENGTH = 2000;
+
+/** Why a nixpkgs flake URL cannot be written into the generated flake, or undefined when it can. */
+export function nixpkgsUrlProblem(url: unknown): string | undefined {
+  if (typeof url !== "string") return "is not a string";
+  if (url.length > MAX_URL_LENGTH) return `is longer than ${MAX_URL_LENGTH} characters`;
+  if (!FLAKE_URL.test(url)) return `${JSON.stringify(url)} is not a flake URL (scheme:rest, no spaces, quotes, backslashes or $)`;
+  return undefined;
+}
+
 /** Renders the flake for validated attribute paths, pinned to one exact nixpkgs flake URL. */
 export function renderPackagesFlake(nixpkgsUrl: string, packages: readonly string[]): string {
-  if (/["\\$\n]/.test(nixpkgsUrl)) throw new Error(`nixpkgs url ${JSON.stringify(nixpkgsUrl)} cannot be written into a flake`);
+  const problem = nixpkgsUrlProblem(nixpkgsUrl);
+  if (problem) throw new Error(`nixpkgs url ${problem}; it cannot be written into a flake`);
   const lines = packages.map((p) => `            ${attrPathToNix(p)}`).join("\n");
   return packagesTemplate().text.replace("@NIXPKGS_URL@", nixpkgsUrl).replace("@PACKAGES@", lines);
 }

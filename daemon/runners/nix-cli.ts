@@ -1,5 +1,17 @@
-import { spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import type { RunContext } from "./context.js";
+
+/**
+ * The experimental features the daemon relies on. They are passed on every Nix call (`extra-`
+ * adds to whatever nix.conf says), so no machine needs a nix.conf that enables them.
+ */
+export const NIX_FEATURES = "nix-command flakes";
+const FEATURE_ARGS = ["--extra-experimental-features", NIX_FEATURES];
+
+/** The full argument list of one Nix call: the daemon's own settings first, then the command's. */
+export function nixArgs(args: readonly string[]): string[] {
+  return [...FEATURE_ARGS, ...args];
+}
 
 /** One `@nix {...}` record from `--log-format internal-json`; ids are strings (they overflow JS numbers). */
 export type NixLogEvent =
@@ -57,7 +69,7 @@ export function runNix(ctx: Pick<RunContext, "signal">, opts: NixRunOptions): Pr
   const maxStdout = opts.maxStdoutBytes ?? 256 * 1024 * 1024;
   return new Promise((resolve, reject) => {
     if (ctx.signal.aborted) return reject(ctx.signal.reason ?? new Error("aborted"));
-    const child = spawn(opts.program ?? "nix", [...opts.args, "--log-format", "internal-json"], {
+    const child = spawn(opts.program ?? "nix", nixArgs([...opts.args, "--log-format", "internal-json"]), {
       cwd: opts.cwd,
       env: opts.env ?? process.env,
       stdio: ["ignore", "pipe", "pipe"],
@@ -124,6 +136,16 @@ export function runNix(ctx: Pick<RunContext, "signal">, opts: NixRunOptions): Pr
       if (overflow) return reject(new Error(`nix ${opts.args[0]} printed more than ${maxStdout} bytes`));
       const exitCode = code ?? (sig ? 128 : 1);
       resolve({ exitCode, stdout: Buffer.concat(stdout).toString("utf8"), errorMessage: exitCode === 0 ? undefined : lastError });
+    });
+  });
+}
+
+/** Runs a short Nix command (`nix --version`, `nix-store --add-root`) with the daemon's settings; resolves its stdout. */
+export function execNix(program: "nix" | "nix-store", args: readonly string[], opts: { env?: NodeJS.ProcessEnv; signal?: AbortSignal; timeoutMs?: number } = {}): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(program, nixArgs(args), { env: opts.env ?? process.env, signal: opts.signal, timeout: opts.timeoutMs ?? 0 }, (err, stdout, stderr) => {
+      if (err) reject(Object.assign(err, { stderr: stripAnsi(String(stderr)).trim() }));
+      else resolve(String(stdout));
     });
   });
 }

@@ -1,5 +1,8 @@
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import type { RunContext } from "./context.js";
+import { EXEC_SIZE_ADVICE } from "../util/exec-limits.js";
+import { InputQueue } from "../util/input-queue.js";
+import { reapMarked } from "../util/job-descendants.js";
 import { reapGroup, signalGroup } from "../util/process-group.js";
 
 export interface ProcessSpec {
@@ -9,13 +12,16 @@ export interface ProcessSpec {
   env: Record<string, string>;
   /** A string is written then stdin closes; true keeps stdin open for input; false/absent: EOF at once. */
   stdin?: string | boolean;
+  /** The job whose marker (JOB_MARKER in env) its processes carry: at exit, any of them left outside the group are stopped too. */
+  jobId?: string;
 }
 
 /** How the job layer drives a running process. */
 export interface ProcessControl {
   /** The process (and process group) id, when it started. */
   pid?: number;
-  input(data: Buffer, eof: boolean): number;
+  /** Resolves with the bytes the job took (-1: it has no open input); see InputQueue for the refusals. */
+  input(data: Buffer, eof: boolean, timeoutMs: number): Promise<number>;
   kill(signal: NodeJS.Signals): void;
   resize?(cols: number, rows: number): void;
 }
@@ -25,6 +31,28 @@ export interface ProcessExit {
   signal?: string;
   /** The process could not be started at all (no such file, not executable, bad cwd). */
   spawnError?: string;
+  /** The errno code of that failure (ENOENT, EACCES, E2BIG …). */
+  spawnErrno?: string;
+}
+
+/** Why a spawn failed, in words that say what to change. */
+function describeSpawnError(file: string, err: NodeJS.ErrnoException): string {
+  if (err.code === "E2BIG") {
+    return `cannot start ${file}: its arguments and environment are too large for exec (E2BIG); ${EXEC_SIZE_ADVICE}`;
+  }
+  if (err.code === "EACCES") return `cannot start ${file}: permission denied (EACCES); make it executable (chmod +x) or run it through its interpreter`;
+  if (err.code === "EAGAIN" || err.code === "EMFILE" || err.code === "ENFILE" || err.code === "ENOMEM") {
+    return `cannot start ${file}: the system is out of processes, file descriptors or memory (${err.code}); retry when other jobs have ended`;
+  }
+  return `cannot start ${file}: ${err.message}`;
+}
+
+/** A job whose process never started: nothing to control, and its end is already known. */
+function notStarted(file: string, err: NodeJS.ErrnoException): { control: ProcessControl; done: Promise<ProcessExit> } {
+  return {
+    control: { input: async () => -1, kill: () => {} },
+    done: Promise.resolve({ spawnError: describeSpawnError(file, err), spawnErrno: err.code }),
+  };
 }
 
 /**
@@ -36,12 +64,18 @@ export function startProcess(spec: ProcessSpec, ctx: RunContext): { control: Pro
   // node's spawn, not execa, on this hot path: execa's option normalisation and stream plumbing cost
   // ~0.75 ms per start (+55 % over a bare spawn, measured by `npm run bench`), and we use none of it —
   // no buffering, no shell, raw streams into the job log, our own process-group termination.
-  const child = spawn(file!, args, {
-    cwd: spec.cwd,
-    env: spec.env,
-    detached: true,
-    stdio: [spec.stdin === true || typeof spec.stdin === "string" ? "pipe" : "ignore", "pipe", "pipe"],
-  });
+  let child: ChildProcess;
+  try {
+    child = spawn(file!, args, {
+      cwd: spec.cwd,
+      env: spec.env,
+      detached: true,
+      stdio: [spec.stdin === true || typeof spec.stdin === "string" ? "pipe" : "ignore", "pipe", "pipe"],
+    });
+  } catch (err) {
+    // Node throws at once for errors other than ENOENT/EACCES/EAGAIN/EMFILE/ENFILE — E2BIG among them.
+    return notStarted(file!, err as NodeJS.ErrnoException);
+  }
   child.stdout!.on("data", (chunk: Buffer) => ctx.output("stdout", chunk));
   child.stderr!.on("data", (chunk: Buffer) => ctx.output("stderr", chunk));
   child.stdin?.on("error", () => {}); // a child that exits before reading its stdin is not our error
@@ -51,16 +85,24 @@ export function startProcess(spec: ProcessSpec, ctx: RunContext): { control: Pro
     signalGroup(child.pid, "SIGKILL");
   };
   ctx.signal.addEventListener("abort", onAbort, { once: true });
-  child.once("exit", () => reapGroup(child.pid));
+  child.once("exit", () => {
+    reapGroup(child.pid);
+    if (spec.jobId !== undefined) reapMarked(spec.jobId);
+  });
 
+  const stdin = spec.stdin === true ? child.stdin : null;
+  const input = stdin
+    ? new InputQueue(
+        spec.jobId ?? String(child.pid),
+        (piece) => new Promise<void>((resolve, reject) => stdin.write(piece, (err) => (err ? reject(err) : resolve()))),
+        () => stdin.end(),
+      )
+    : undefined;
   const control: ProcessControl = {
     pid: child.pid,
-    input(data, eof) {
-      const stdin = child.stdin;
-      if (!stdin || stdin.writableEnded || stdin.destroyed) return -1;
-      if (data.length) stdin.write(data);
-      if (eof) stdin.end();
-      return data.length;
+    async input(data, eof, timeoutMs) {
+      if (!input || !stdin || stdin.writableEnded || stdin.destroyed) return -1;
+      return input.write(data, eof, timeoutMs);
     },
     kill(signal) {
       signalGroup(child.pid, signal);
@@ -76,7 +118,9 @@ export function startProcess(spec: ProcessSpec, ctx: RunContext): { control: Pro
     });
     const finish = (code: number | null, signal: NodeJS.Signals | null): void => {
       ctx.signal.removeEventListener("abort", onAbort);
-      if (child.pid === undefined && spawnError) return resolve({ spawnError: `cannot start ${file}: ${spawnError.message}` });
+      if (child.pid === undefined && spawnError) {
+        return resolve({ spawnError: describeSpawnError(file!, spawnError), spawnErrno: (spawnError as NodeJS.ErrnoException).code });
+      }
       const exit: ProcessExit = {};
       if (code !== null) exit.exitCode = code;
       if (signal !== null) exit.signal = signal;

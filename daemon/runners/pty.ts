@@ -1,8 +1,46 @@
+import { write } from "node:fs";
 import { constants } from "node:os";
 import { spawn } from "node-pty";
 import type { RunContext } from "./context.js";
 import type { ProcessControl, ProcessExit, ProcessSpec } from "./process.js";
+import { InputQueue, type WritePiece } from "../util/input-queue.js";
+import { reapMarked } from "../util/job-descendants.js";
 import { reapGroup, signalGroup } from "../util/process-group.js";
+
+/** While the terminal's input buffer is full, how often to try again (doubling up to the last). */
+const RETRY_MS = [1, 2, 5, 10, 20, 50];
+
+/**
+ * Writes to the terminal in order and says when the terminal took the bytes: node-pty's own write
+ * queues without limit and never tells. The master fd is non-blocking, so a full buffer answers
+ * EAGAIN and we try again shortly (node-pty retries on every turn of the event loop instead).
+ */
+function terminalWriter(term: ReturnType<typeof spawn>, ended: Promise<unknown>): WritePiece {
+  const fd = (term as unknown as { fd?: unknown }).fd;
+  let exited = false;
+  void ended.then(() => (exited = true));
+  let chain: Promise<void> = Promise.resolve();
+  const writeAll = async (piece: Buffer): Promise<void> => {
+    if (typeof fd !== "number") return term.write(piece.toString("utf8")); // not the Unix terminal we know: no backpressure
+    let offset = 0;
+    let attempt = 0;
+    while (offset < piece.length) {
+      if (exited) throw new Error("the terminal has closed");
+      try {
+        offset += await new Promise<number>((resolve, reject) => write(fd, piece, offset, piece.length - offset, null, (err, n) => (err ? reject(err) : resolve(n))));
+        attempt = 0;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== "EAGAIN") throw err;
+        await new Promise((resolve) => setTimeout(resolve, RETRY_MS[Math.min(attempt++, RETRY_MS.length - 1)]));
+      }
+    }
+  };
+  return (piece) => {
+    const next = chain.then(() => writeAll(piece));
+    chain = next.catch(() => {});
+    return next;
+  };
+}
 
 const SIGNAL_NAMES = new Map(Object.entries(constants.signals).map(([name, n]) => [n as number, name]));
 
@@ -22,11 +60,11 @@ export function startPty(
       cols: spec.cols,
       rows: spec.rows,
       cwd: spec.cwd,
-      env: { TERM: "xterm-256color", ...spec.env },
+      env: spec.env,
       encoding: null,
     } as Parameters<typeof spawn>[2]);
   } catch (err) {
-    return { control: { input: () => -1, kill: () => {} }, done: Promise.resolve({ spawnError: (err as Error).message }) };
+    return { control: { input: async () => -1, kill: () => {} }, done: Promise.resolve({ spawnError: (err as Error).message }) };
   }
   term.onData((data: string | Buffer) => ctx.output("pty", typeof data === "string" ? Buffer.from(data) : data));
   if (typeof spec.stdin === "string") term.write(spec.stdin);
@@ -40,18 +78,17 @@ export function startPty(
     term.onExit(({ exitCode, signal }) => {
       ctx.signal.removeEventListener("abort", onAbort);
       reapGroup(term.pid);
+      if (spec.jobId !== undefined) reapMarked(spec.jobId);
       if (signal) resolve({ signal: SIGNAL_NAMES.get(signal) ?? `SIG${signal}` });
       else resolve({ exitCode });
     });
   });
 
+  const writer = terminalWriter(term, done);
+  const input = new InputQueue(spec.jobId ?? String(term.pid), writer, () => void writer(Buffer.from("\x04")).catch(() => {}));
   const control: ProcessControl = {
     pid: term.pid,
-    input(data, eof) {
-      if (data.length) term.write(data.toString("utf8"));
-      if (eof) term.write("\x04");
-      return data.length;
-    },
+    input: (data, eof, timeoutMs) => input.write(data, eof, timeoutMs),
     kill(signal) {
       signalGroup(term.pid, signal);
     },

@@ -5,30 +5,53 @@ import { ActionError } from "../../protocol/errors.js";
 import type { ConnectionState } from "../actions/context.js";
 import type { Dispatcher } from "../dispatch/dispatcher.js";
 import type { Follower, FollowSink } from "../jobs/follow.js";
+import { findRequestId } from "./frame-id.js";
+import { RequestGate } from "./request-gate.js";
 
+/** Bytes queued for one client (replies and events the kernel has not taken yet): past this, stop. */
 const HIGH_WATER = 4 * 1024 * 1024;
 const LOW_WATER = 3 * 1024 * 1024;
 
+/** Close codes the daemon uses besides the standard ones (1001 shutdown, 1009 frame too large). */
+export const CLOSE_TOKEN_INVALID = 4001;
+export const CLOSE_INTERNAL = 1011;
+
+/** What the connection asks before each request: undefined while its token is valid, else why not. */
+export type TokenValidity = () => string | undefined;
+
 /**
- * One client socket: frames in go to the dispatcher (many in flight at once), frames out are
- * counted until the kernel takes them, so followers can stop when the client reads slowly.
+ * One client socket. Frames out are counted until the kernel takes them, so followers stop when
+ * the client reads slowly; frames in pass a RequestGate, which starts them only while that count
+ * is under budget and pauses the socket otherwise.
  */
 export class Connection implements FollowSink {
   private inflight = 0;
   private drainWaiters: Array<() => void> = [];
   private alive = true;
+  private readonly gate: RequestGate;
+  private expiryTimer: NodeJS.Timeout | undefined;
   readonly state: ConnectionState;
 
   constructor(
     private readonly ws: WebSocket,
     readonly id: string,
     scope: Scope,
+    readonly tokenId: string,
     private readonly dispatcher: Dispatcher,
     private readonly softLimit: number,
+    private readonly tokenValidity: TokenValidity,
     private readonly log: Logger,
   ) {
     this.state = { id, scope, sink: this, followers: new Map<string, Follower>() };
-    ws.on("message", (data, isBinary) => this.onMessage(data as Buffer, isBinary));
+    this.gate = new RequestGate({
+      hasRoom: () => this.writable,
+      start: (frame) => this.dispatch(frame),
+      pause: () => ws.pause(),
+      resume: () => ws.resume(),
+      guard: (fn) => this.guard(fn),
+      onBehind: (waiting, running) => log.debug({ queuedBytes: this.inflight, running, waiting }, "client over budget: requests wait until it reads"),
+    });
+    ws.on("message", (data, isBinary) => this.guard(() => this.onMessage(data as Buffer, isBinary)));
     ws.on("pong", () => (this.alive = true));
     ws.on("close", () => this.onClose());
     ws.on("error", (err) => log.debug({ err }, "socket error"));
@@ -36,6 +59,20 @@ export class Connection implements FollowSink {
 
   get writable(): boolean {
     return this.inflight < HIGH_WATER && this.ws.readyState === this.ws.OPEN;
+  }
+
+  /** Closes the connection when its token expires, even if the client sends nothing more. */
+  expireAt(expiresAt: number): void {
+    // setTimeout holds at most ~24.8 days; a later expiry is caught by the per-request check.
+    const delay = Math.min(Math.max(0, expiresAt - Date.now()), 2 ** 31 - 1);
+    this.expiryTimer = setTimeout(() => this.revoke("the token has expired"), delay);
+    this.expiryTimer.unref();
+  }
+
+  /** The token no longer holds: followers stop and the socket closes with 4001 and the reason. */
+  revoke(why: string): void {
+    this.log.info({ why }, "closing a connection whose token no longer holds");
+    if (this.ws.readyState === this.ws.OPEN) this.ws.close(CLOSE_TOKEN_INVALID, why.slice(0, 120));
   }
 
   onDrain(callback: () => void): void {
@@ -63,19 +100,34 @@ export class Connection implements FollowSink {
       if (this.inflight <= LOW_WATER && this.drainWaiters.length) {
         const waiters = this.drainWaiters;
         this.drainWaiters = [];
-        for (const w of waiters) w();
+        for (const w of waiters) this.guard(w);
       }
+      if (this.inflight < HIGH_WATER) this.gate.wake();
     });
+  }
+
+  /**
+   * Runs a callback of this connection; a throw fails this connection alone (closed 1011 with the
+   * reason), never the daemon and never the other clients.
+   */
+  private guard(fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      this.log.error({ err }, "connection callback failed; closing this connection");
+      if (this.ws.readyState === this.ws.OPEN) this.ws.close(CLOSE_INTERNAL, `internal error: ${String((err as Error)?.message ?? err).slice(0, 100)}`);
+    }
   }
 
   /** Heartbeat tick: a client that did not answer the last ping is gone. */
   heartbeat(): void {
-    if (!this.alive) {
-      this.ws.terminate();
-      return;
-    }
-    this.alive = false;
-    this.ws.ping();
+    // While we hold its requests unread we do not read its pongs either; that is our doing.
+    if (this.gate.paused) return;
+    this.guard(() => {
+      if (!this.alive) return this.ws.terminate();
+      this.alive = false;
+      this.ws.ping();
+    });
   }
 
   close(code: number, reason: string): void {
@@ -92,13 +144,30 @@ export class Connection implements FollowSink {
       return;
     }
     if (data.length > this.softLimit) {
-      this.send({ ok: false, error: new ActionError("limit_exceeded", `frame of ${data.length} bytes exceeds maxPayloadBytes (${this.softLimit})`).toWire() });
+      // Echo the id when one can be found, or a client waiting on it would wait forever.
+      const id = findRequestId(data);
+      const message = `frame of ${data.length} bytes exceeds maxPayloadBytes (${this.softLimit}); send large content in pieces (files.write chunks, several jobs.input calls)`;
+      this.send({ ...(id === undefined ? {} : { id }), ok: false, error: new ActionError("limit_exceeded", message).toWire() });
       return;
     }
-    void this.dispatcher.handle(data.toString("utf8"), this.state, (reply) => this.send(reply));
+    this.gate.push(data);
+  }
+
+  /** Starts one request, unless the connection's token no longer holds. */
+  private dispatch(data: Buffer): Promise<void> | undefined {
+    const why = this.tokenValidity();
+    if (why !== undefined) {
+      const id = findRequestId(data);
+      this.send({ ...(id === undefined ? {} : { id }), ok: false, error: new ActionError("unauthorized", `${why}; reconnect with a valid token`).toWire() });
+      this.revoke(why);
+      return undefined;
+    }
+    return this.dispatcher.handle(data.toString("utf8"), this.state, (reply) => this.send(reply));
   }
 
   private onClose(): void {
+    if (this.expiryTimer) clearTimeout(this.expiryTimer);
+    this.gate.clear();
     // Followers stop; the jobs themselves never notice that a client went away.
     for (const follower of [...this.state.followers.values()]) follower.close();
     this.state.followers.clear();

@@ -1,4 +1,4 @@
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import type { Logger } from "pino";
@@ -7,25 +7,35 @@ import type { Dispatcher } from "../dispatch/dispatcher.js";
 import type { TokenStore } from "../tokens/store.js";
 import { Connection } from "./connection.js";
 import { checkUpgrade } from "./upgrade-guard.js";
+import { routeHttp, type HttpRoute } from "./http-routes.js";
 
 export interface ServerOptions {
   host: string;
   port: number;
   maxPayloadBytes: number;
   heartbeatMs: number;
+  maxConnections: number;
   allowedOrigins: readonly string[];
   tokens: TokenStore;
   dispatcher: Dispatcher;
   log: Logger;
+  /** Plain-HTTP endpoints beside the WebSocket (see http-routes.ts); none by default. */
+  httpRoutes?: readonly HttpRoute[];
 }
 
-/** Frames past the soft limit get an error reply; past this multiple the socket is closed (1009). */
-const HARD_LIMIT_FACTOR = 16;
+/**
+ * Frames past the soft limit get an error reply; past this multiple the socket is closed (1009).
+ * It also bounds what one client can make the daemon buffer of an unfinished message, so the
+ * daemon-wide worst case is maxConnections × 2 × maxPayloadBytes (64 × 2 MiB by default).
+ */
+const HARD_LIMIT_FACTOR = 2;
 const CLOSE_GRACE_MS = 1000;
+
+const STATUS_TEXT: Record<number, string> = { 401: "Unauthorized", 403: "Forbidden", 503: "Service Unavailable" };
 
 function refuse(socket: Duplex, status: number, code: string, message: string): void {
   const body = JSON.stringify({ ok: false, error: { code, message } });
-  const reason = status === 401 ? "Unauthorized" : "Forbidden";
+  const reason = STATUS_TEXT[status] ?? "Error";
   socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
 
@@ -39,25 +49,48 @@ export class HotlineServer {
 
   constructor(private readonly options: ServerOptions) {
     this.wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayloadBytes * HARD_LIMIT_FACTOR, perMessageDeflate: false });
-    this.http = createServer((_req, res) => {
-      res.writeHead(426, { "Content-Type": "application/json" });
-      res.end(JSON.stringify({ ok: false, error: { code: "invalid_request", message: "this endpoint speaks WebSocket only" } }));
-    });
+    this.http = createServer(routeHttp(options.httpRoutes ?? [], options.log));
+    options.tokens.onRevoke((tokenId) =>
+      // After the current turn, so the revoking request's own reply goes out first.
+      setImmediate(() => this.connections.forEach((c) => c.tokenId === tokenId && c.revoke(`token ${tokenId} has been revoked`))),
+    );
     this.http.on("upgrade", (req, socket, head) => {
-      const verdict = checkUpgrade(req, options.tokens, options.allowedOrigins);
-      if (!verdict.ok) {
-        options.log.info({ status: verdict.status, origin: req.headers.origin, remote: req.socket.remoteAddress }, "upgrade refused");
-        refuse(socket, verdict.status, verdict.code, verdict.message);
-        return;
+      socket.on("error", () => socket.destroy());
+      try {
+        this.upgrade(req, socket, head);
+      } catch (err) {
+        // One failed upgrade costs that client its socket, never the daemon.
+        options.log.error({ err }, "upgrade failed");
+        socket.destroy();
       }
-      this.wss.handleUpgrade(req, socket, head, (ws) => {
-        const id = `c${this.nextId++}`;
-        const log = options.log.child({ conn: id });
-        const connection = new Connection(ws, id, verdict.scope, options.dispatcher, options.maxPayloadBytes, log);
-        this.connections.add(connection);
-        ws.on("close", () => this.connections.delete(connection));
-        log.debug({ scope: verdict.scope, token: verdict.tokenId }, "connection opened");
-      });
+    });
+  }
+
+  private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const options = this.options;
+    const verdict = checkUpgrade(req, options.tokens, options.allowedOrigins);
+    if (!verdict.ok) {
+      options.log.info({ status: verdict.status, origin: req.headers.origin, remote: req.socket.remoteAddress }, "upgrade refused");
+      refuse(socket, verdict.status, verdict.code, verdict.message);
+      return;
+    }
+    // ws completes a noServer upgrade synchronously, so the set is exact here.
+    if (this.connections.size >= options.maxConnections) {
+      options.log.warn({ maxConnections: options.maxConnections, remote: req.socket.remoteAddress }, "upgrade refused: connection limit");
+      const message = `the daemon already serves ${options.maxConnections} connections (maxConnections, --max-connections); close one or raise the limit`;
+      refuse(socket, 503, "limit_exceeded", message);
+      return;
+    }
+    this.wss.handleUpgrade(req, socket, head, (ws) => {
+      const id = `c${this.nextId++}`;
+      const log = options.log.child({ conn: id });
+      const { tokenId, expiresAt } = verdict;
+      const validity = (): string | undefined => (expiresAt !== undefined && expiresAt <= Date.now() ? `token ${tokenId} has expired` : options.tokens.invalidReason(tokenId));
+      const connection = new Connection(ws, id, verdict.scope, tokenId, options.dispatcher, options.maxPayloadBytes, validity, log);
+      if (expiresAt !== undefined) connection.expireAt(expiresAt);
+      this.connections.add(connection);
+      ws.on("close", () => this.connections.delete(connection));
+      log.debug({ scope: verdict.scope, token: tokenId }, "connection opened");
     });
   }
 

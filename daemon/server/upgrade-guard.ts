@@ -2,7 +2,7 @@ import type { IncomingMessage } from "node:http";
 import type { Scope } from "../../protocol/define.js";
 import type { TokenStore } from "../tokens/store.js";
 
-export type UpgradeVerdict = { ok: true; scope: Scope; tokenId: string } | { ok: false; status: 401 | 403; code: "unauthorized" | "forbidden"; message: string };
+export type UpgradeVerdict = { ok: true; scope: Scope; tokenId: string; expiresAt?: number } | { ok: false; status: 401 | 403; code: "unauthorized" | "forbidden"; message: string };
 
 /**
  * Decides whether an HTTP upgrade may become a connection. A browser always sends Origin, so any
@@ -20,5 +20,5 @@ export function checkUpgrade(req: IncomingMessage, tokens: TokenStore, allowedOr
     const why = check.reason === "missing" ? "no token: send Authorization: Bearer <token from <config>/token>" : check.reason === "expired" ? "the token has expired" : "wrong token";
     return { ok: false, status: 401, code: "unauthorized", message: why };
   }
-  return { ok: true, scope: check.scope, tokenId: check.id };
+  return { ok: true, scope: check.scope, tokenId: check.id, ...(check.expiresAt !== undefined ? { expiresAt: check.expiresAt } : {}) };
 }

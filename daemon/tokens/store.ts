@@ -2,6 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Scope } from "../../protocol/define.js";
+import { ActionError } from "../../protocol/errors.js";
 import { writeFileAtomicSync } from "../util/atomic-write.js";
 
 interface IssuedToken {
@@ -13,7 +14,15 @@ interface IssuedToken {
   label?: string;
 }
 
-export type TokenCheck = { ok: true; scope: Scope; id: string } | { ok: false; reason: "missing" | "wrong" | "expired" };
+/** What `tokens.list` shows of an issued token: everything but its hash. */
+export type TokenInfo = Omit<IssuedToken, "sha256">;
+
+export type TokenCheck = { ok: true; scope: Scope; id: string; expiresAt?: number } | { ok: false; reason: "missing" | "wrong" | "expired" };
+
+/** The id of the token in `<config>/token`: scope manage, never expires, cannot be revoked. */
+export const PRIMARY_TOKEN_ID = "primary";
+/** Lifetime of an issued token when `tokens.create` names none. */
+export const DEFAULT_TOKEN_TTL_MS = 24 * 3600 * 1000;
 
 const sha256 = (text: string): Buffer => createHash("sha256").update(text).digest();
 
@@ -25,6 +34,7 @@ export class TokenStore {
   private readonly primaryHash: Buffer;
   private issued: IssuedToken[] = [];
   private readonly issuedPath: string;
+  private readonly revokeListeners: Array<(id: string) => void> = [];
 
   constructor(private readonly configDir: string) {
     mkdirSync(configDir, { recursive: true, mode: 0o700 });
@@ -40,24 +50,64 @@ export class TokenStore {
   check(token: string | undefined, now = Date.now()): TokenCheck {
     if (!token) return { ok: false, reason: "missing" };
     const hash = sha256(token);
-    if (timingSafeEqual(hash, this.primaryHash)) return { ok: true, scope: "manage", id: "primary" };
+    if (timingSafeEqual(hash, this.primaryHash)) return { ok: true, scope: "manage", id: PRIMARY_TOKEN_ID };
     for (const t of this.issued) {
-      if (!timingSafeEqual(hash, Buffer.from(t.sha256, "hex"))) continue;
-      if (t.expiresAt && Date.parse(t.expiresAt) <= now) return { ok: false, reason: "expired" };
-      return { ok: true, scope: t.scope, id: t.id };
+      const stored = Buffer.from(t.sha256, "hex");
+      if (stored.length !== hash.length || !timingSafeEqual(hash, stored)) continue;
+      const expiresAt = t.expiresAt ? Date.parse(t.expiresAt) : undefined;
+      if (expiresAt !== undefined && expiresAt <= now) return { ok: false, reason: "expired" };
+      return { ok: true, scope: t.scope, id: t.id, ...(expiresAt !== undefined ? { expiresAt } : {}) };
     }
     return { ok: false, reason: "wrong" };
   }
 
+  /** Why the token with this id no longer holds (expired, revoked), or undefined while it does. */
+  invalidReason(id: string, now = Date.now()): string | undefined {
+    if (id === PRIMARY_TOKEN_ID) return undefined;
+    const t = this.issued.find((x) => x.id === id);
+    if (!t) return `token ${id} has been revoked`;
+    if (t.expiresAt && Date.parse(t.expiresAt) <= now) return `token ${id} expired at ${t.expiresAt}`;
+    return undefined;
+  }
+
   /** Issues a token; only its hash is stored, the token itself is returned once. */
-  create(scope: Scope, ttlMs: number | undefined, label: string | undefined, now = Date.now()): { token: string; id: string; expiresAt?: string } {
+  create(scope: Scope, ttlMs: number | undefined, label: string | undefined, now = Date.now()): { token: string; id: string; expiresAt: string } {
     const token = `hl_${randomBytes(32).toString("base64url")}`;
-    const record: IssuedToken = { id: `t${randomBytes(6).toString("hex")}`, sha256: sha256(token).toString("hex"), scope, createdAt: new Date(now).toISOString() };
-    if (ttlMs !== undefined) record.expiresAt = new Date(now + ttlMs).toISOString();
+    const expiresAt = new Date(now + (ttlMs ?? DEFAULT_TOKEN_TTL_MS)).toISOString();
+    const record: IssuedToken = { id: `t${randomBytes(6).toString("hex")}`, sha256: sha256(token).toString("hex"), scope, createdAt: new Date(now).toISOString(), expiresAt };
     if (label !== undefined) record.label = label;
-    // Expired tokens are dropped whenever a new one is written, so the file stays small.
-    this.issued = [...this.issued.filter((t) => !t.expiresAt || Date.parse(t.expiresAt) > now), record];
-    writeFileAtomicSync(this.issuedPath, JSON.stringify(this.issued, null, 2), { mode: 0o600, fsync: true });
-    return { token, id: record.id, ...(record.expiresAt ? { expiresAt: record.expiresAt } : {}) };
+    this.save([...this.live(now), record]);
+    return { token, id: record.id, expiresAt };
+  }
+
+  /** The issued tokens that still hold, without their hashes. */
+  list(now = Date.now()): TokenInfo[] {
+    return this.live(now).map(({ sha256: _hash, ...info }) => info);
+  }
+
+  /** Revokes an issued token at once: connections that use it are closed by the listeners. */
+  revoke(id: string, now = Date.now()): TokenInfo {
+    if (id === PRIMARY_TOKEN_ID) throw new ActionError("invalid_request", `the ${PRIMARY_TOKEN_ID} token (the token file's) cannot be revoked; replace <config>/token and restart the daemon instead`, { path: "/tokenId" });
+    const t = this.live(now).find((x) => x.id === id);
+    if (!t) throw new ActionError("not_found", `no live token ${id}; tokens.list shows the tokens that can be revoked`, { path: "/tokenId" });
+    this.save(this.live(now).filter((x) => x.id !== id));
+    for (const listener of this.revokeListeners) listener(id);
+    const { sha256: _hash, ...info } = t;
+    return info;
+  }
+
+  /** Registers a callback for every revocation (the server closes that token's connections). */
+  onRevoke(listener: (id: string) => void): void {
+    this.revokeListeners.push(listener);
+  }
+
+  private live(now: number): IssuedToken[] {
+    return this.issued.filter((t) => !t.expiresAt || Date.parse(t.expiresAt) > now);
+  }
+
+  // Expired and revoked tokens are dropped whenever the file is written, so it stays small.
+  private save(tokens: IssuedToken[]): void {
+    writeFileAtomicSync(this.issuedPath, JSON.stringify(tokens, null, 2), { mode: 0o600, fsync: true });
+    this.issued = tokens;
   }
 }

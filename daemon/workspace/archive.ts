@@ -3,6 +3,7 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { runGit } from "../runners/git.js";
 import type { WorkspaceDeps } from "./deps.js";
+import type { LockWaitParams } from "./repo-lock.js";
 import { resolveCommit, type WorkContext } from "./git-helpers.js";
 import { checkId, DEFAULT_REPO_ID } from "./ids.js";
 import { requireRepo } from "./repos.js";
@@ -64,11 +65,11 @@ export async function snapshotRepo(deps: WorkspaceDeps, params: { repo?: string;
  * tags) as `<state>/bundles/<repo>-<time>.bundle`; `git clone <bundle>` restores it. Taken under
  * the repository's lock so the refs it records are one consistent moment.
  */
-export async function bundleRepo(deps: WorkspaceDeps, params: { repo?: string }, ctx: WorkContext = {}): Promise<BundleResult> {
+export async function bundleRepo(deps: WorkspaceDeps, params: { repo?: string } & LockWaitParams, ctx: WorkContext = {}): Promise<BundleResult> {
   const repoId = checkId(params.repo ?? DEFAULT_REPO_ID, "repo", "/repo");
   const clonePath = await requireRepo(deps, repoId);
   const file = path.join(deps.stateDir, "bundles", `${repoId}-${stamp()}.bundle`);
-  return deps.locks.withLock(repoId, { signal: ctx.signal, purpose: `repos.bundle ${repoId}`, onWait: () => ctx.progress?.({ phase: "waiting for repository lock" }) }, async (lock) => {
+  return deps.locks.withLock(repoId, { signal: ctx.signal, purpose: `repos.bundle ${repoId}`, timeoutMs: params.lockTimeoutMs, onWait: () => ctx.progress?.({ phase: "waiting for repository lock" }) }, async (lock) => {
     ctx.progress?.({ phase: "bundling" });
     const bytes = await produce(file, (partial) =>
       runGit(["bundle", "create", "--progress", partial, "--all"], { cwd: clonePath, signal: ctx.signal, onProgress: (u) => ctx.progress?.(u) }).then(() => undefined),

@@ -1,6 +1,7 @@
 import { ActionError } from "../../protocol/errors.js";
 import { runGit, splitNul } from "../runners/git.js";
 import type { WorkspaceDeps } from "./deps.js";
+import type { LockWaitParams } from "./repo-lock.js";
 import { exists, identityEnv, type WorkContext } from "./git-helpers.js";
 import { checkId } from "./ids.js";
 import { loadTask } from "./tasks.js";
@@ -32,7 +33,7 @@ export function isRootEnvPath(p: string): boolean {
  * `.env` in a subdirectory is ordinary content and is committed. Nothing staged → committed:false.
  * Serialized on the repository's lock: commits of two tasks of one repo update the shared refs.
  */
-export async function commitTask(deps: WorkspaceDeps, params: { task: string; message: string }, ctx: WorkContext = {}): Promise<CommitResult> {
+export async function commitTask(deps: WorkspaceDeps, params: { task: string; message: string } & LockWaitParams, ctx: WorkContext = {}): Promise<CommitResult> {
   const meta = await loadTask(deps, checkId(params.task, "task", "/task"));
   if (params.message.trim() === "" || Buffer.byteLength(params.message) > MAX_MESSAGE_BYTES || params.message.includes("\0")) {
     throw new ActionError("invalid_request", `message must be non-empty text without NUL bytes, at most ${MAX_MESSAGE_BYTES} bytes`, { path: "/message" });
@@ -43,7 +44,7 @@ export async function commitTask(deps: WorkspaceDeps, params: { task: string; me
   const cwd = meta.path;
   const signal = ctx.signal;
   const env = await identityEnv(cwd, deps.identity, signal); // outside the lock: reads config only
-  return deps.locks.withLock(meta.repo, { signal, purpose: `tasks.commit ${meta.task}`, onWait: () => ctx.progress?.({ phase: "waiting for repository lock" }) }, async (lock) => {
+  return deps.locks.withLock(meta.repo, { signal, purpose: `tasks.commit ${meta.task}`, timeoutMs: params.lockTimeoutMs, onWait: () => ctx.progress?.({ phase: "waiting for repository lock" }) }, async (lock) => {
     await runGit(["add", "-A"], { cwd, signal });
     // Always run, whether or not .env exists or is staged: it must not depend on a pathspec matching.
     await runGit(["reset", "-q", "--", ":(top,literal).env"], { cwd, signal });

@@ -3,6 +3,7 @@ import path from "node:path";
 import { ActionError } from "../../protocol/errors.js";
 import { runGit, splitNul } from "../runners/git.js";
 import type { WorkspaceDeps } from "./deps.js";
+import type { LockWaitParams } from "./repo-lock.js";
 import { headInfo, identityEnv, sweepLeftovers, type WorkContext } from "./git-helpers.js";
 import { checkId, checkRefArgument } from "./ids.js";
 import { requireRepo } from "./repos.js";
@@ -41,12 +42,12 @@ async function trackedChanges(cwd: string, signal?: AbortSignal): Promise<string
  * or in a temporary worktree when none does. A conflict is aborted with `git merge --abort`, the
  * worktree is checked to be clean again, and `conflict` is thrown listing the conflicting files.
  */
-export async function mergeTask(deps: WorkspaceDeps, params: { task: string; into?: string }, ctx: WorkContext = {}): Promise<MergeResult> {
+export async function mergeTask(deps: WorkspaceDeps, params: { task: string; into?: string } & LockWaitParams, ctx: WorkContext = {}): Promise<MergeResult> {
   const meta = await loadTask(deps, checkId(params.task, "task", "/task"));
   const clonePath = await requireRepo(deps, meta.repo);
   const signal = ctx.signal;
   const env = await identityEnv(clonePath, deps.identity, signal); // outside the lock: config is shared by all worktrees
-  return deps.locks.withLock(meta.repo, { signal, purpose: `tasks.merge ${meta.task}`, onWait: () => ctx.progress?.({ phase: "waiting for repository lock" }) }, async (lock) => {
+  return deps.locks.withLock(meta.repo, { signal, purpose: `tasks.merge ${meta.task}`, timeoutMs: params.lockTimeoutMs, onWait: () => ctx.progress?.({ phase: "waiting for repository lock" }) }, async (lock) => {
     const into = params.into ?? (await headInfo(clonePath, signal)).branch;
     if (into === null) throw new ActionError("conflict", `the clone of ${meta.repo} has a detached HEAD; pass into: "<branch>"`, { path: "/into" });
     checkRefArgument(into, "/into");

@@ -4,11 +4,12 @@ import path from "node:path";
 import { ActionError } from "../../protocol/errors.js";
 import { GitFailure, runGit } from "../runners/git.js";
 import type { WorkspaceDeps } from "./deps.js";
+import type { LockWaitParams } from "./repo-lock.js";
 import { exists, headInfo, listDir, identityEnv, pinEnvExclude, sweepLeftovers, type WorkContext } from "./git-helpers.js";
 import { DEFAULT_REPO_ID, isValidId } from "./ids.js";
 import { checkClonePath, checkCloneUrl, redactUrl } from "./source-url.js";
 
-export interface AddRepoParams {
+export interface AddRepoParams extends LockWaitParams {
   repo?: string;
   url?: string;
   path?: string;
@@ -44,7 +45,7 @@ const INITIAL_COMMIT_MESSAGE = "Initial commit (created by hotline so task branc
 export async function addRepo(deps: WorkspaceDeps, params: AddRepoParams, ctx: WorkContext = {}): Promise<AddRepoResult> {
   const { repoId, source, clonePath, repoDir } = await checkAddRepo(deps, params);
   await fs.mkdir(repoDir, { recursive: true });
-  return deps.locks.withLock(repoId, { signal: ctx.signal, purpose: `repos.add ${repoId}`, onWait: () => ctx.progress?.({ phase: "waiting for repository lock" }) }, async (lock) => {
+  return deps.locks.withLock(repoId, { signal: ctx.signal, purpose: `repos.add ${repoId}`, timeoutMs: params.lockTimeoutMs, onWait: () => ctx.progress?.({ phase: "waiting for repository lock" }) }, async (lock) => {
     if (await exists(clonePath)) {
       throw repoExists(repoId, clonePath);
     }

@@ -4,13 +4,14 @@ import path from "node:path";
 import { ActionError } from "../../protocol/errors.js";
 import { runGit } from "../runners/git.js";
 import type { WorkspaceDeps } from "./deps.js";
+import type { LockWaitParams } from "./repo-lock.js";
 import { formatEnvFile } from "./env-file.js";
 import { commonGitDir, envIsTracked, pinEnvExclude, type WorkContext } from "./git-helpers.js";
 import { checkId } from "./ids.js";
 import { requireRepo } from "./repos.js";
 import { loadTask } from "./tasks.js";
 
-export interface WriteSecretsParams {
+export interface WriteSecretsParams extends LockWaitParams {
   repo?: string;
   task?: string;
   values: Record<string, string>;
@@ -48,7 +49,7 @@ export async function writeSecrets(deps: WorkspaceDeps, params: WriteSecretsPara
     worktree = await requireRepo(deps, repo);
   }
   const signal = ctx.signal;
-  return deps.locks.withLock(repo, { signal, purpose: `secrets.write ${task ?? repo}` }, async (lock) => {
+  return deps.locks.withLock(repo, { signal, purpose: `secrets.write ${task ?? repo}`, timeoutMs: params.lockTimeoutMs }, async (lock) => {
     await pinEnvExclude(await commonGitDir(worktree, signal));
     const target = path.join(worktree, ".env");
     if (await envIsTracked(worktree, signal)) {

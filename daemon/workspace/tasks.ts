@@ -3,6 +3,7 @@ import path from "node:path";
 import { ActionError } from "../../protocol/errors.js";
 import { GitFailure, runGit } from "../runners/git.js";
 import type { WorkspaceDeps } from "./deps.js";
+import type { LockWaitParams } from "./repo-lock.js";
 import { exists, headInfo, listDir, resolveCommit, type WorkContext } from "./git-helpers.js";
 import { checkId, DEFAULT_REPO_ID, isValidId } from "./ids.js";
 import { requireRepo } from "./repos.js";
@@ -23,7 +24,7 @@ export interface TaskInfo extends TaskMeta {
   commit: string | null;
 }
 
-export interface CreateTaskParams {
+export interface CreateTaskParams extends LockWaitParams {
   task: string;
   repo?: string;
   base?: string;
@@ -59,7 +60,7 @@ export async function createTask(deps: WorkspaceDeps, params: CreateTaskParams, 
   const taskDir = deps.layout.taskDir(taskId);
   const worktree = deps.layout.worktreePath(taskId);
   const branch = deps.layout.branch(taskId);
-  return deps.locks.withLock(repoId, { signal: ctx.signal, purpose: `tasks.create ${taskId}` }, async (lock) => {
+  return deps.locks.withLock(repoId, { signal: ctx.signal, purpose: `tasks.create ${taskId}`, timeoutMs: params.lockTimeoutMs }, async (lock) => {
     if (await exists(taskDir)) throw await taskExists(deps, taskId);
     const base = params.base ?? "HEAD";
     const baseCommit = await resolveCommit(clonePath, base, "/base", ctx.signal);
@@ -129,15 +130,15 @@ export interface RemoveTaskResult {
  * a conflict, and the branch is deleted only when it is merged into the clone's HEAD (so unmerged
  * work survives in the branch and in bundles). With `force`, changes and the branch are discarded.
  */
-export async function removeTask(deps: WorkspaceDeps, params: { task: string; force?: boolean }, ctx: WorkContext = {}): Promise<RemoveTaskResult> {
+export async function removeTask(deps: WorkspaceDeps, params: { task: string; force?: boolean } & LockWaitParams, ctx: WorkContext = {}): Promise<RemoveTaskResult> {
   const taskId = checkId(params.task, "task", "/task");
   if (params.force === true && !(await exists(deps.layout.taskMetaPath(taskId))) && (await exists(deps.layout.taskDir(taskId)))) {
-    return removeHalfCreatedTask(deps, taskId, ctx);
+    return removeHalfCreatedTask(deps, taskId, params.lockTimeoutMs, ctx);
   }
   const meta = await loadTask(deps, taskId);
   const clonePath = await requireRepo(deps, meta.repo);
   const force = params.force === true;
-  return deps.locks.withLock(meta.repo, { signal: ctx.signal, purpose: `tasks.remove ${meta.task}` }, async (lock) => {
+  return deps.locks.withLock(meta.repo, { signal: ctx.signal, purpose: `tasks.remove ${meta.task}`, timeoutMs: params.lockTimeoutMs }, async (lock) => {
     if (await exists(meta.path)) {
       const args = ["worktree", "remove", ...(force ? ["--force", "--force"] : []), "--", meta.path];
       await runGit(args, { cwd: clonePath, signal: ctx.signal }).catch((error: unknown) => {
@@ -159,7 +160,7 @@ export async function removeTask(deps: WorkspaceDeps, params: { task: string; fo
  * leaves — so its id can be used again (only with force). The repository is read from the
  * worktree's `.git` file when the worktree was made; its branch is deleted too.
  */
-async function removeHalfCreatedTask(deps: WorkspaceDeps, taskId: string, ctx: WorkContext): Promise<RemoveTaskResult> {
+async function removeHalfCreatedTask(deps: WorkspaceDeps, taskId: string, lockTimeoutMs: number | undefined, ctx: WorkContext): Promise<RemoveTaskResult> {
   const branch = deps.layout.branch(taskId);
   let repo: string | undefined;
   try {
@@ -175,7 +176,7 @@ async function removeHalfCreatedTask(deps: WorkspaceDeps, taskId: string, ctx: W
     return { task: taskId, repo: repo ?? "", branch, branchDeleted: false, lockWaitMs: 0 };
   }
   const clonePath = deps.layout.clonePath(repo);
-  return deps.locks.withLock(repo, { signal: ctx.signal, purpose: `tasks.remove ${taskId}` }, async (lock) => {
+  return deps.locks.withLock(repo, { signal: ctx.signal, purpose: `tasks.remove ${taskId}`, timeoutMs: lockTimeoutMs }, async (lock) => {
     await clear();
     await runGit(["worktree", "prune"], { cwd: clonePath, signal: ctx.signal });
     const del = await runGit(["branch", "-D", "--", branch], { cwd: clonePath, signal: ctx.signal, allowFailure: true });

@@ -6,7 +6,7 @@ import { mappingGitErrors } from "./git-errors.js";
 import { FALLBACK_IDENTITY, type GitIdentity, type WorkContext } from "./git-helpers.js";
 import { WorkspaceLayout } from "./layout.js";
 import { mergeTask } from "./merge.js";
-import { RepoLocks } from "./repo-lock.js";
+import { RepoLocks, type LockWaitParams } from "./repo-lock.js";
 import { addRepo, checkAddRepo, listRepos, requireRepo, type AddRepoParams } from "./repos.js";
 import { resolveCommit } from "./git-helpers.js";
 import { checkId, DEFAULT_REPO_ID } from "./ids.js";
@@ -73,7 +73,7 @@ export class Workspace {
   }
 
   /** repos.bundle: full-history bundle for recovery (long: run as a job). */
-  bundle(params: { repo?: string }, ctx?: WorkContext) {
+  bundle(params: { repo?: string } & LockWaitParams, ctx?: WorkContext) {
     return mappingGitErrors(bundleRepo(this.deps, params, ctx));
   }
 
@@ -88,17 +88,17 @@ export class Workspace {
   }
 
   /** tasks.commit */
-  commit(params: { task: string; message: string }, ctx?: WorkContext) {
+  commit(params: { task: string; message: string } & LockWaitParams, ctx?: WorkContext) {
     return mappingGitErrors(commitTask(this.deps, params, ctx));
   }
 
   /** tasks.merge */
-  merge(params: { task: string; into?: string }, ctx?: WorkContext) {
+  merge(params: { task: string; into?: string } & LockWaitParams, ctx?: WorkContext) {
     return mappingGitErrors(mergeTask(this.deps, params, ctx));
   }
 
   /** tasks.remove */
-  removeTask(params: { task: string; force?: boolean }, ctx?: WorkContext) {
+  removeTask(params: { task: string; force?: boolean } & LockWaitParams, ctx?: WorkContext) {
     return mappingGitErrors(removeTask(this.deps, params, ctx));
   }
 

@@ -36,6 +36,8 @@ export const jobsOutput = defineAction({
     {
       job: JobId,
       from: Type.Optional(Offset),
+      /** Instead of `from`: start this many bytes (of `stream`, when given) before the end, moved forward to a line start. */
+      tail: Type.Optional(Type.Integer({ minimum: 1, maximum: 4194304 })),
       limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 4194304 })),
       stream: Type.Optional(OutputStream),
     },
@@ -81,6 +83,8 @@ export const jobsInput = defineAction({
       data: Type.Optional(Type.String({ maxLength: 1048576 })),
       encoding: Type.Optional(Encoding),
       eof: Type.Optional(Type.Boolean()),
+      /** How long the reply may wait for the job to take the bytes (default 30000). */
+      timeoutMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 600000 })),
     },
     { additionalProperties: false },
   ),
@@ -109,6 +113,8 @@ export const jobsCancel = defineAction({
         Type.Union(["SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGKILL", "SIGUSR1", "SIGUSR2"].map((s) => Type.Literal(s))),
       ),
       graceMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 600000 })),
+      /** Wait up to this many ms for the job to end, so the reply shows its final state. */
+      wait: Type.Optional(Type.Integer({ minimum: 0, maximum: 600000 })),
     },
     { additionalProperties: false },
   ),

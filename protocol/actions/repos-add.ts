@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { AbsolutePath, JobStartOptions, JobStartResult } from "../common.js";
 import { defineAction } from "../define.js";
-import { RepoId } from "../workspace.js";
+import { LockWaitParams, RepoId } from "../workspace.js";
 
 export const reposAdd = defineAction({
   name: "repos.add",
@@ -12,6 +12,7 @@ export const reposAdd = defineAction({
       repo: Type.Optional(RepoId),
       url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: "https://, ssh://, git://, file:// or git@host:owner/repo.git; never with credentials" })),
       path: Type.Optional(AbsolutePath),
+      ...LockWaitParams,
       ...JobStartOptions,
     },
     { additionalProperties: false },

@@ -4,7 +4,7 @@ import { defineAction } from "../define.js";
 export const tokensCreate = defineAction({
   name: "tokens.create",
   scope: "manage",
-  summary: "Issue a new token with a scope and an optional lifetime; only its hash is stored.",
+  summary: "Issue a new token with a scope and a lifetime (24 h unless ttlMs says otherwise); only its hash is stored.",
   params: Type.Object(
     {
       scope: Type.Union([Type.Literal("manage"), Type.Literal("observe")]),
@@ -13,5 +13,5 @@ export const tokensCreate = defineAction({
     },
     { additionalProperties: false },
   ),
-  result: Type.Object({ token: Type.String(), scope: Type.String(), expiresAt: Type.Optional(Type.String()), id: Type.String() }),
+  result: Type.Object({ token: Type.String(), scope: Type.String(), expiresAt: Type.String(), id: Type.String() }),
 });

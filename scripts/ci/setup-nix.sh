@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Install Debian's nix-bin (when nix is missing) and configure single-user, offline use for the
-# current user (root: system-wide in /etc/nix): flakes on, no sandbox, no substituters, no build users, an empty flake registry.
+# current user (root: system-wide in /etc/nix): no sandbox, no substituters, no build users, an empty flake registry.
+# It deliberately does not enable the experimental features (nix-command, flakes): the daemon passes
+# them on every Nix call, and the test suite proves it here.
 # Idempotent: safe to run on every CI start.
 set -euo pipefail
 
@@ -48,7 +50,6 @@ write_config() {
   tmp="$(mktemp "$conf.XXXXXX")"
   cat >"$tmp" <<CONF
 # Written by scripts/ci/setup-nix.sh: single-user, offline Nix for hotline.
-experimental-features = nix-command flakes
 sandbox = false
 build-users-group =
 substituters =
@@ -69,8 +70,8 @@ CONF
 check_nix() {
   local out
   out="$(nix --version)"
-  # A trivial evaluation proves the config parses and the experimental features are on.
-  nix eval --raw --expr '"ok"' >/dev/null
+  # A trivial evaluation proves the config parses (with the features the daemon passes itself).
+  nix --extra-experimental-features 'nix-command flakes' eval --raw --expr '"ok"' >/dev/null
   log "ready: $out"
 }
 

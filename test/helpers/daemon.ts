@@ -49,16 +49,7 @@ export class TestDaemon {
   static async start(options: StartOptions = {}): Promise<TestDaemon> {
     const dirs = options.dirs ?? newDirs();
     const proc = spawn(process.execPath, [...DAEMON_NODE_FLAGS, DAEMON_MAIN, "--port", "0", ...(options.args ?? [])], {
-      env: {
-        ...process.env,
-        HOME: dirs.home,
-        HOTLINE_STATE_DIR: dirs.state,
-        HOTLINE_CONFIG_DIR: dirs.config,
-        HOTLINE_CACHE_DIR: dirs.cache,
-        HOTLINE_SYSTEM_CONFIG_DIR: join(dirs.root, "etc"),
-        HOTLINE_WORKSPACE_ROOT: join(dirs.root, "workspace"),
-        ...options.env,
-      },
+      env: { ...daemonEnv(dirs), ...options.env },
       stdio: ["ignore", "inherit", "pipe"],
     });
     const daemon = new TestDaemon(proc, dirs);
@@ -100,6 +91,19 @@ export class TestDaemon {
   cleanup(): void {
     rmSync(this.dirs.root, { recursive: true, force: true });
   }
+}
+
+/** The environment that points a daemon at a test's directories. */
+export function daemonEnv(dirs: DaemonDirs): Record<string, string> {
+  return {
+    ...(process.env as Record<string, string>),
+    HOME: dirs.home,
+    HOTLINE_STATE_DIR: dirs.state,
+    HOTLINE_CONFIG_DIR: dirs.config,
+    HOTLINE_CACHE_DIR: dirs.cache,
+    HOTLINE_SYSTEM_CONFIG_DIR: join(dirs.root, "etc"),
+    HOTLINE_WORKSPACE_ROOT: join(dirs.root, "workspace"),
+  };
 }
 
 export function newDirs(): DaemonDirs {

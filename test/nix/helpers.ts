@@ -1,9 +1,11 @@
+import { execFileSync, type ExecFileSyncOptions } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import pino from "pino";
 import type { ProgressUpdate, RunContext } from "../../daemon/runners/context.js";
+import { nixArgs } from "../../daemon/runners/nix-cli.js";
 import { nixSystem } from "../../daemon/system.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -56,4 +58,24 @@ export function cleanup(...dirs: string[]): void {
 export function ensureDir(dir: string): string {
   mkdirSync(dir, { recursive: true });
   return dir;
+}
+
+/** Runs `nix` as the daemon does: the experimental features on the command line, never from nix.conf. */
+export function nixCli(args: string[], opts: ExecFileSyncOptions = {}): string {
+  return String(execFileSync("nix", nixArgs(args), { encoding: "utf8", ...opts }));
+}
+
+/**
+ * Environment for a Nix that reads no nix.conf of this machine or user and has no experimental
+ * feature enabled: only the offline settings tests need (no sandbox, no build users, no substituters).
+ */
+export function bareNixEnv(dir: string): Record<string, string> {
+  const conf = join(ensureDir(dir), "nix.conf");
+  writeFileSync(conf, "");
+  writeFileSync(join(dir, "registry.json"), '{"flakes":[],"version":2}\n');
+  return {
+    NIX_CONF_DIR: dir,
+    NIX_USER_CONF_FILES: conf,
+    NIX_CONFIG: ["sandbox = false", "build-users-group =", "substituters =", `flake-registry = ${join(dir, "registry.json")}`, "fallback = false"].join("\n"),
+  };
 }

@@ -34,7 +34,7 @@ describe.skipIf(!hasNix)("NixPreparer with real nix and the stand-in", () => {
     const req = { workspace: w, packages: ["hello-a", "tools.greeter"] };
     expect(prep.plan(req, w).ready).toBe(false);
     const rec = recordingContext();
-    const summary = await prep.run(req, w, rec.ctx);
+    const { environment: summary } = await prep.run(req, w, rec.ctx);
     expect(summary.packages).toEqual(["hello-a", "tools.greeter"]);
     expect(existsSync(join(w, ".hotline/nix/flake.lock"))).toBe(true);
     const env = composeJobEnvironment({ PATH: process.env.PATH! }, prep.environments.resolve(join(w, "sub/dir")), undefined);

@@ -1,4 +1,3 @@
-import { execFileSync } from "node:child_process";
 import { createReadStream, statSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -6,7 +5,7 @@ import { join, normalize } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { NixPreparer } from "../../daemon/nix/preparer.js";
 import { toolAvailable } from "../helpers/tools.js";
-import { cleanup, recordingContext, standinCopy, SYSTEM, tempDir } from "./helpers.js";
+import { cleanup, nixCli, recordingContext, standinCopy, SYSTEM, tempDir } from "./helpers.js";
 
 const hasNix = toolAvailable("nix");
 
@@ -41,10 +40,10 @@ describe.skipIf(!hasNix)("substitution from a local HTTP binary cache", () => {
     const cache = tempDir("bincache");
     const [state, cacheDir, ws] = [tempDir("state"), tempDir("cache"), tempDir("ws")];
     dirs.push(standin, cache, state, cacheDir, ws);
-    const built = execFileSync("nix", ["build", "--no-link", "--json", `path:${standin}#legacyPackages.${SYSTEM}.blob`], { encoding: "utf8" });
+    const built = nixCli(["build", "--no-link", "--json", `path:${standin}#legacyPackages.${SYSTEM}.blob`]);
     const blob = (JSON.parse(built) as Array<{ outputs: { out: string } }>)[0]!.outputs.out;
-    execFileSync("nix", ["copy", "--to", `file://${cache}`, blob], { stdio: "ignore" });
-    execFileSync("nix", ["store", "delete", blob], { stdio: "ignore" });
+    nixCli(["copy", "--to", `file://${cache}`, blob], { stdio: "ignore" });
+    nixCli(["store", "delete", blob], { stdio: "ignore" });
     expect(() => statSync(blob)).toThrow();
     server = await serveDir(cache);
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -5,6 +5,9 @@ import path from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { processStartTime } from "../../daemon/workspace/lock-file.js";
 import { RepoLocks, type LockWaitInfo } from "../../daemon/workspace/repo-lock.js";
+import { withDaemon } from "../helpers/daemon.js";
+import { toolAvailable } from "../helpers/tools.js";
+import { writeFile } from "./helpers.js";
 
 /** A lock file path in a fresh temp dir. */
 function lockFile(): string {
@@ -151,6 +154,17 @@ describe("repository locks", () => {
     await h.release();
   });
 
+  it("a wait past its deadline answers conflict naming the in-process holder, and leaves the queue intact", async () => {
+    const locks = new RepoLocks(() => lockFile());
+    const held = await locks.acquire("r", { purpose: "tasks.merge slow" });
+    const err = await locks.acquire("r", { purpose: "impatient", timeoutMs: 20 }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: "conflict", details: { repo: "r", lockTimeoutMs: 20, holder: { pid: process.pid, hostname: os.hostname(), purpose: "tasks.merge slow" } } });
+    await held.release();
+    const next = await locks.acquire("r", { purpose: "next", timeoutMs: 20 });
+    expect(next.waited).toBe(false);
+    await next.release();
+  });
+
   it("a torn (empty) lock file is waited on while fresh and taken over once old", async () => {
     const file = lockFile();
     fs.writeFileSync(file, "");
@@ -162,5 +176,24 @@ describe("repository locks", () => {
     const h = await locks.acquire("r", { purpose: "p" });
     expect(h.recoveredStale).toBe(true);
     await h.release();
+  });
+});
+
+describe.skipIf(!toolAvailable("git") || !hasProc)("repository lock deadlines through the daemon", () => {
+  it("tasks.commit against a lock another live process holds: conflict naming its pid and host after lockTimeoutMs; works once released", async () => {
+    await withDaemon({}, async (daemon, client) => {
+      await client.ok("repos.add", { repo: "app", wait: 30_000 });
+      const task = await client.ok("tasks.create", { task: "t1", repo: "app" });
+      writeFile(task.path, "a.txt", "a\n");
+      const lockPath = path.join(daemon.dirs.root, "workspace/project/repos/app/.lock");
+      const holder = await spawnHolder(lockPath);
+      const refused = await client.call("tasks.commit", { task: "t1", message: "add a", lockTimeoutMs: 300 });
+      expect(refused.error).toMatchObject({ code: "conflict", path: "/lockTimeoutMs", details: { repo: "app", lockTimeoutMs: 300, holder: { pid: holder.pid, hostname: os.hostname(), purpose: "child holder" } } });
+      expect(refused.error.message).toContain(`pid ${holder.pid} on ${os.hostname()}`);
+      holder.stdin!.end();
+      await new Promise((resolve) => holder.once("exit", resolve));
+      const done = await client.ok("tasks.commit", { task: "t1", message: "add a", lockTimeoutMs: 30_000 });
+      expect(done).toMatchObject({ committed: true, files: ["a.txt"] });
+    });
   });
 });

@@ -1,0 +1,113 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { OutputLog } from "./output-log.js";
+import type { OutputStream } from "../../protocol/common.js";
+
+const CAP = 32768; // 4 KiB segments, a 16 KiB head
+const dirs: string[] = [];
+
+function freshDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "hotline-log-"));
+  dirs.push(dir);
+  return join(dir, "job");
+}
+
+function diskBytes(dir: string): number {
+  return readdirSync(dir).reduce((sum, name) => sum + statSync(join(dir, name)).size, 0);
+}
+
+/** Writes `chunks` chunks of `size` bytes, alternating stdout and stderr; returns the bytes and their streams. */
+function fill(log: OutputLog, chunks: number, size: number): { bytes: Buffer; streams: OutputStream[] } {
+  const parts: Buffer[] = [];
+  const streams: OutputStream[] = [];
+  for (let i = 0; i < chunks; i++) {
+    const stream: OutputStream = i % 2 ? "stderr" : "stdout";
+    const data = Buffer.alloc(size, String.fromCharCode(97 + (i % 26)));
+    log.append(stream, data);
+    parts.push(data);
+    for (let j = 0; j < size; j++) streams.push(stream);
+  }
+  return { bytes: Buffer.concat(parts), streams };
+}
+
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("OutputLog", () => {
+  it("keeps head and tail within the cap and reads every kept byte with its stream", () => {
+    const dir = freshDir();
+    const log = OutputLog.create(dir, CAP);
+    const { bytes, streams } = fill(log, 200, 500);
+    log.close();
+    expect(log.size).toBe(100_000);
+    expect(log.omittedBytes).toBeGreaterThan(100_000 - CAP);
+    expect(diskBytes(dir)).toBeLessThanOrEqual(CAP + 1024);
+    for (const reopened of [log, OutputLog.open(dir, CAP)]) {
+      let pos = 0;
+      let seen = 0;
+      for (;;) {
+        const { spans, from, next } = reopened.spans(pos, 3000);
+        if (next === pos) break;
+        expect(from).toBeGreaterThanOrEqual(pos);
+        for (const span of spans) {
+          expect(span.stream).toBe(streams[span.offset]);
+          expect(streams[span.offset + span.length - 1]).toBe(span.stream);
+          const { pieces } = reopened.read(span.offset, span.length, span.stream);
+          expect(Buffer.concat(pieces.map((p) => p.data))).toEqual(bytes.subarray(span.offset, span.offset + span.length));
+          seen += span.length;
+        }
+        pos = next;
+      }
+      expect(seen).toBe(100_000 - reopened.omittedBytes);
+    }
+  });
+
+  it("starts a read inside the omitted middle at the first kept byte", () => {
+    const log = OutputLog.create(freshDir(), CAP);
+    fill(log, 200, 500);
+    const { from, spans } = log.spans(50_000, 100);
+    expect(from).toBeGreaterThan(50_000);
+    expect(spans[0]?.offset).toBe(from);
+  });
+
+  it("keeps only one stream's bytes when asked, and tailStart counts only them", () => {
+    const log = OutputLog.create(freshDir(), 1024 * 1024);
+    fill(log, 10, 100);
+    const { pieces, next } = log.read(0, 10_000, "stderr");
+    expect(pieces.every((p) => p.stream === "stderr")).toBe(true);
+    expect(pieces.reduce((n, p) => n + p.data.length, 0)).toBe(500);
+    expect(next).toBe(1000);
+    expect(log.tailStart(150, "stderr")).toBe(750); // the last stderr chunk (900..999) and half the one before (700..799)
+    expect(log.tailStart(150)).toBe(850);
+    expect(log.tailStart(10_000)).toBe(0);
+  });
+
+  it("stays within the cap, index included, when every byte switches streams", () => {
+    const dir = freshDir();
+    const log = OutputLog.create(dir, CAP);
+    for (let i = 0; i < 40_000; i++) log.append(i % 2 ? "stderr" : "stdout", Buffer.from("x"));
+    log.close();
+    expect(diskBytes(dir)).toBeLessThanOrEqual(CAP + 1024);
+    const reopened = OutputLog.open(dir, CAP);
+    const { spans } = reopened.spans(0, 10);
+    expect(spans.map((s) => s.stream)).toEqual(["stdout", "stderr", "stdout", "stderr", "stdout", "stderr", "stdout", "stderr", "stdout", "stderr"]);
+  });
+
+  it("reads short, never throws, when a segment file has vanished", () => {
+    const dir = freshDir();
+    const log = OutputLog.create(dir, CAP);
+    log.append("stdout", Buffer.alloc(10_000, "z")); // one run: segments at 0, 4096, 8192
+    log.close();
+    const reopened = OutputLog.open(dir, CAP);
+    rmSync(join(dir, `seg-${"4096".padStart(15, "0")}.log`));
+    const first = reopened.read(0, 10_000);
+    expect(first.next).toBe(4096);
+    const second = reopened.read(first.next, 10_000);
+    expect(second.from).toBe(8192);
+    expect(second.next).toBe(10_000);
+    expect(reopened.omittedBytes).toBe(4096);
+  });
+});

@@ -1,0 +1,49 @@
+import { mkdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import type { RunContext } from "../runners/context.js";
+import { execNix, runNix } from "../runners/nix-cli.js";
+
+interface ArchiveNode {
+  path?: string;
+  inputs?: Record<string, ArchiveNode>;
+}
+
+function collect(node: ArchiveNode, out: Set<string>): void {
+  if (node.path) out.add(node.path);
+  for (const input of Object.values(node.inputs ?? {})) collect(input, out);
+}
+
+/**
+ * The store paths of a flake and every input it was evaluated with (`nix flake archive --dry-run`),
+ * without changing its lock. Empty when Nix cannot say (a warning goes to the job's output).
+ */
+export async function flakeInputPaths(ctx: RunContext, flakeRef: string, extraArgs: readonly string[], env: NodeJS.ProcessEnv | undefined): Promise<string[]> {
+  try {
+    const res = await runNix(ctx, { args: ["flake", "archive", "--json", "--dry-run", "--no-update-lock-file", ...extraArgs, flakeRef], env, maxStdoutBytes: 4 * 1024 * 1024 });
+    if (res.exitCode !== 0) throw new Error(res.errorMessage ?? `exit code ${res.exitCode}`);
+    const paths = new Set<string>();
+    collect(JSON.parse(res.stdout) as ArchiveNode, paths);
+    return [...paths];
+  } catch (err) {
+    if (ctx.signal.aborted) throw err;
+    ctx.output("stderr", `warning: could not list the flake's inputs (they are not rooted or published): ${(err as Error).message}\n`);
+    return [];
+  }
+}
+
+/**
+ * Roots the flake inputs beside the environment's own root (`<root>.inputs/in`, `in-2`, …), so
+ * garbage collection keeps what re-evaluating the environment needs. Replaces an older set.
+ */
+export async function rootFlakeInputs(ctx: RunContext, root: string, paths: readonly string[], env: NodeJS.ProcessEnv | undefined): Promise<void> {
+  const dir = inputsRootDir(root);
+  rmSync(dir, { recursive: true, force: true });
+  if (paths.length === 0) return;
+  mkdirSync(dir, { recursive: true });
+  await execNix("nix-store", ["--add-root", join(dir, "in"), "--realise", ...paths], { env, signal: ctx.signal });
+}
+
+/** Where the input roots of an environment root live. */
+export function inputsRootDir(root: string): string {
+  return `${root}.inputs`;
+}

@@ -1,0 +1,45 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Logger } from "pino";
+
+/**
+ * A plain-HTTP endpoint served on the daemon's port beside the WebSocket (the MCP endpoint, the
+ * console's pages). Each route owns its authentication: nothing here checks a token.
+ */
+export interface HttpRoute {
+  /** Matches a request path equal to `prefix` or below it (`/mcp` matches `/mcp` and `/mcp/x`). */
+  prefix: string;
+  handle(req: IncomingMessage, res: ServerResponse): void | Promise<void>;
+}
+
+function sendJson(res: ServerResponse, status: number, code: string, message: string): void {
+  if (res.headersSent) return void res.end();
+  res.writeHead(status, { "Content-Type": "application/json" });
+  res.end(JSON.stringify({ ok: false, error: { code, message } }));
+}
+
+function matches(prefix: string, path: string): boolean {
+  return path === prefix || path.startsWith(prefix.endsWith("/") ? prefix : `${prefix}/`);
+}
+
+/**
+ * The daemon's HTTP request handler: the first route whose prefix matches serves the request; a
+ * route that throws fails that one request with 500, never the daemon. Anything else answers 426,
+ * as the WebSocket-only daemon always has.
+ */
+export function routeHttp(routes: readonly HttpRoute[], log: Logger): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    const path = (req.url ?? "/").split("?")[0]!;
+    const route = routes.find((r) => matches(r.prefix, path));
+    if (!route) return sendJson(res, 426, "invalid_request", "this endpoint speaks WebSocket only");
+    const fail = (err: unknown): void => {
+      log.error({ err, path }, "http route failed");
+      sendJson(res, 500, "internal", `internal error: ${(err as Error)?.message ?? String(err)}`);
+    };
+    try {
+      const done = route.handle(req, res);
+      if (done) done.catch(fail);
+    } catch (err) {
+      fail(err);
+    }
+  };
+}

@@ -1,0 +1,130 @@
+import { closeSync, openSync, readdirSync, readSync } from "node:fs";
+import { signalTarget } from "./process-group.js";
+
+/**
+ * The variable that marks every process of a job: the daemon sets it to the job's id, and children
+ * inherit it, also those that leave the job's process group (`setsid`, `nohup … &` in a new
+ * session, a double fork). Not `HOTLINE_*`: no variable of the daemon's own namespace reaches a job.
+ */
+export const JOB_MARKER = "AGENT_JOB_ID";
+
+/**
+ * Jobs ending this close together share one scan of /proc (~2 ms for a hundred processes): at most
+ * one scan a second, so a stream of short jobs pays a few microseconds each.
+ */
+const COALESCE_MS = 1000;
+/** Between SIGTERM and SIGKILL, as for the job's own process group. */
+const GRACE_MS = 2000;
+/** /proc reads between two turns of the event loop (about 10 µs each). */
+const READS_PER_TURN = 32;
+
+const pending = new Set<string>();
+let scheduled = false;
+
+/** The bytes a marked environ holds: the entry with its terminating NUL. */
+function markerEntry(jobId: string): Buffer {
+  return Buffer.from(`${JOB_MARKER}=${jobId}\0`);
+}
+
+/** Whether an environ (NUL-separated) holds the entry exactly, not as the tail of another one. */
+function holdsEntry(environ: Buffer, entry: Buffer): boolean {
+  for (let at = environ.indexOf(entry); at >= 0; at = environ.indexOf(entry, at + 1)) {
+    if (at === 0 || environ[at - 1] === 0) return true;
+  }
+  return false;
+}
+
+/** One buffer for every environ read: most are a few KiB, and a scan reads a hundred of them. */
+let scratch = Buffer.allocUnsafe(64 * 1024);
+
+/**
+ * The environ of a live process (a view of `scratch`, valid until the next read), or undefined when
+ * it is gone or another user's. Plain open/read/close: procfs reports size 0, which sends
+ * readFileSync down its slow growing-chunks path.
+ */
+function environOf(pid: number): Buffer | undefined {
+  let fd: number;
+  try {
+    fd = openSync(`/proc/${pid}/environ`, "r");
+  } catch {
+    return undefined;
+  }
+  try {
+    let length = 0;
+    for (;;) {
+      if (length === scratch.length) scratch = Buffer.concat([scratch, Buffer.allocUnsafe(scratch.length)]);
+      const n = readSync(fd, scratch, length, scratch.length - length, null);
+      if (n === 0) return scratch.subarray(0, length);
+      length += n;
+    }
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * Every process (but this one) whose environment carries one of the entries. Reads /proc
+ * synchronously — a procfs read costs microseconds, far less than a trip through the thread
+ * pool — in small batches with a turn of the event loop between them, so no request waits long.
+ */
+async function findMarked(entries: Buffer[], pids?: number[]): Promise<number[]> {
+  let candidates = pids;
+  if (!candidates) {
+    try {
+      candidates = readdirSync("/proc")
+        .filter((name) => /^\d+$/.test(name))
+        .map(Number);
+    } catch {
+      return []; // no /proc: only the process group is tracked
+    }
+  }
+  const found: number[] = [];
+  for (let i = 0; i < candidates.length; i += READS_PER_TURN) {
+    if (i > 0) await yieldToLoop();
+    // Most reads fail (other users' processes, ones just gone); their stack traces would cost more than the reads.
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    try {
+      for (const pid of candidates.slice(i, i + READS_PER_TURN)) {
+        if (pid === process.pid) continue;
+        const environ = environOf(pid);
+        if (environ?.length && entries.some((e) => holdsEntry(environ, e))) found.push(pid);
+      }
+    } finally {
+      Error.stackTraceLimit = limit;
+    }
+  }
+  return found;
+}
+
+/** One scan for every job that ended since the last: SIGTERM, then SIGKILL to those still marked. */
+async function scan(): Promise<void> {
+  scheduled = false;
+  const entries = [...pending].map(markerEntry);
+  pending.clear();
+  const marked = await findMarked(entries);
+  if (!marked.length) return;
+  for (const pid of marked) signalTarget(pid, "SIGTERM");
+  const timer = setTimeout(() => {
+    // Re-read, so a pid reused by an unrelated process in the meantime is left alone.
+    void findMarked(entries, marked).then((still) => {
+      for (const pid of still) signalTarget(pid, "SIGKILL");
+    });
+  }, GRACE_MS);
+  timer.unref();
+}
+
+/**
+ * Stops, soon and off the caller's path, every process still carrying the job's marker: the ones
+ * that left its process group. Scans of jobs that end together are coalesced into one.
+ */
+export function reapMarked(jobId: string): void {
+  pending.add(jobId);
+  if (scheduled) return;
+  scheduled = true;
+  setTimeout(() => void scan().catch(() => {}), COALESCE_MS).unref();
+}
