@@ -6,7 +6,7 @@ const STDERR_LIMIT = 8 * 1024;
 
 export interface GitStreamOptions {
   cwd: string;
-  /** The whole call is stopped (its process group killed) after this long. */
+  /** git is stopped (killed) after this long. */
   timeoutMs: number;
   /** Each piece of stdout as it arrives; return false to stop git (enough was read). */
   onData: (chunk: Buffer) => boolean;
@@ -21,22 +21,20 @@ export interface GitStreamResult {
 
 /**
  * Runs git and hands its stdout over piece by piece, for commands whose output can be larger
- * than any reply (`git grep`): the caller stops reading when it has enough and git's whole
- * process group is killed, so output and time stay bounded. Same sanitized environment as runGit.
+ * than any reply (`git grep`): the caller stops reading when it has enough and git is killed,
+ * so output and time stay bounded. Same sanitized environment as runGit.
  */
 export function streamGit(args: readonly string[], options: GitStreamOptions): Promise<GitStreamResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn("git", ["-c", "core.fsmonitor=false", ...args], { cwd: options.cwd, env: gitEnvironment(), stdio: ["ignore", "pipe", "pipe"], detached: true });
+    // Not detached: a new session measurably slowed git grep on a loaded machine (its own
+    // scheduling group), and the commands streamed here start no helpers of their own to reach.
+    const child = spawn("git", ["-c", "core.fsmonitor=false", ...args], { cwd: options.cwd, env: gitEnvironment(), stdio: ["ignore", "pipe", "pipe"] });
     let stopped: GitStreamResult["stopped"];
     let stderr = "";
     const stop = (why: "enough" | "timeout"): void => {
       if (stopped) return;
       stopped = why;
-      try {
-        process.kill(-child.pid!, "SIGKILL");
-      } catch {
-        /* already gone */
-      }
+      child.kill("SIGKILL");
     };
     const timer = setTimeout(() => stop("timeout"), options.timeoutMs);
     child.stdout.on("data", (chunk: Buffer) => {
