@@ -38,6 +38,7 @@ describe.skipIf(!hasGit)("files.search through the real daemon", () => {
     const dir = scratch();
     writeFileSync(join(dir, "f.txt"), Array.from({ length: 50 }, (_, i) => `line ${i} a.b*c`).join("\n") + "\n");
     writeFileSync(join(dir, "g.bin"), Buffer.from([0, 1, 2, 0x61, 0x2e, 0x62, 0x2a, 0x63]));
+    execFileSync("mkfifo", [join(dir, "pipe")]); // never opened: a search must not wait for a writer
     const literal = await ctx.client.ok("files.search", { path: dir, pattern: "a.b*c", maxResults: 10 });
     expect(literal.matches).toHaveLength(10);
     expect(literal.more).toBe(true);
