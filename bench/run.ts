@@ -1,6 +1,7 @@
 import type { BenchRow } from "./common.js";
 import { coreBenchmarks } from "./core.js";
 import { filesBenchmarks } from "./files.js";
+import { fsBenchmarks } from "./fs.js";
 import { benchPrepare } from "./prepare.js";
 
 /** `npm run bench`: every benchmark, then one table of medians and ratios. */
@@ -10,6 +11,7 @@ async function main(): Promise<void> {
     ["core", coreBenchmarks],
     ["prepare", () => benchPrepare()],
     ["files", () => filesBenchmarks()],
+    ["fs", () => fsBenchmarks()],
   ];
   const only = process.argv[2];
   for (const [name, run] of suites) {

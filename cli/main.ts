@@ -29,6 +29,10 @@ const USAGE = `hotline — the in-sandbox agent daemon and its CLI
   hotline tasks create TASK [--repo R] [--base REF]   a worktree on branch task-TASK
   hotline tasks list|commit TASK -m MSG|merge TASK [--into B]|remove TASK [--force]
   hotline secrets write --repo R|--task T < NAME=VALUE lines   the root .env (never committed)
+  hotline cat FILE…                           print files byte-exact (files.read)
+  hotline put FILE < DATA [--if-match SHA|absent] [--mode 0644] [--parents]   write stdin atomically
+  hotline ls [DIR] [--depth N] [--glob G] [--hidden] [--gitignore]   list a directory
+  hotline grep PATTERN [DIR] [--regex] [--glob G] [--limit N]   search files (git grep)
   hotline send '<json>'                       send one raw action, print the reply
   hotline schema [ACTION|NAME]                the published JSON Schemas: index, an action's request/params/result
 Common flags: --json (machine output: JSON, or JSON lines of events for shell and tail -f),
@@ -98,6 +102,14 @@ async function main(argv: string[]): Promise<number> {
       force: { type: "boolean" },
       "older-than": { type: "string" },
       keep: { type: "string" },
+      "if-match": { type: "string" },
+      mode: { type: "string" },
+      parents: { type: "boolean" },
+      depth: { type: "string" },
+      glob: { type: "string" },
+      hidden: { type: "boolean" },
+      gitignore: { type: "boolean" },
+      regex: { type: "boolean" },
     },
     allowPositionals: true,
     strict: false,

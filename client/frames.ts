@@ -1,11 +1,11 @@
 import type { WireError } from "../protocol/errors.js";
-import type { JobOutputEvent, ServerEvent } from "../protocol/events.js";
+import type { FsChangeEvent, JobOutputEvent, ServerEvent } from "../protocol/events.js";
 import { HotlineError } from "./errors.js";
 
 /** A `job.output` event with its bytes decoded: from a binary frame, or a text frame's data + encoding. */
 export type OutputChunk = Omit<JobOutputEvent, "data" | "encoding"> & { bytes: Buffer };
-/** What a follower receives: output as bytes, every other event exactly as the protocol defines it. */
-export type FollowEvent = OutputChunk | Exclude<ServerEvent, JobOutputEvent>;
+/** What a follower receives: output as bytes, every other job event exactly as the protocol defines it. */
+export type FollowEvent = OutputChunk | Exclude<ServerEvent, JobOutputEvent | FsChangeEvent>;
 
 export type Reply = { kind: "reply"; id: unknown; ok: true; result: unknown } | { kind: "reply"; id: unknown; ok: false; error: WireError };
 export type Incoming = Reply | { kind: "event"; event: FollowEvent };

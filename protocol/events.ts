@@ -25,7 +25,20 @@ export const JobExitEvent = Type.Object({
   error: Type.Optional(WireErrorSchema),
 });
 
-export const EVENTS = [JobOutputEvent, JobProgressEvent, JobStateEvent, JobExitEvent] as const;
+/** A change under a files.watch: `kind` is create, modify, remove, or overflow (events were dropped; re-list). */
+export const FsChangeEvent = Type.Object({
+  event: Type.Literal("fs.change"),
+  watch: Type.String(),
+  path: Type.String(),
+  kind: Type.Union([Type.Literal("create"), Type.Literal("modify"), Type.Literal("remove"), Type.Literal("overflow")]),
+});
+
+/** The JSON header of the binary frame that carries a files.read with binary: true; the raw bytes follow it. */
+export const FilesDataHeader = Type.Object({ event: Type.Literal("files.data"), path: Type.String(), offset: Type.Integer({ minimum: 0 }) });
+export type FilesDataHeader = Static<typeof FilesDataHeader>;
+
+export const EVENTS = [JobOutputEvent, JobProgressEvent, JobStateEvent, JobExitEvent, FsChangeEvent] as const;
 export type JobOutputEvent = Static<typeof JobOutputEvent>;
 export type JobExitEvent = Static<typeof JobExitEvent>;
+export type FsChangeEvent = Static<typeof FsChangeEvent>;
 export type ServerEvent = Static<(typeof EVENTS)[number]>;

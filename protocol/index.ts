@@ -22,6 +22,7 @@ import { secretsWrite } from "./actions/secrets-write.js";
 import { prepare } from "./actions/prepare.js";
 import { cacheList } from "./actions/cache-list.js";
 import { cachePrune } from "./actions/cache-prune.js";
+import { FS_ACTIONS } from "./actions/files-fs.js";
 
 export * from "./common.js";
 export * from "./errors.js";
@@ -68,6 +69,7 @@ export const ACTIONS = [
   prepare,
   cacheList,
   cachePrune,
+  ...FS_ACTIONS,
 ];
 
 /** One entry of ACTIONS, with its literal name and its own params and result schemas. */

@@ -1,7 +1,7 @@
 import { Type, type TObject, type TSchema } from "@sinclair/typebox";
 import { RequestId, WireErrorSchema } from "./common.js";
 import type { ActionDefinition } from "./define.js";
-import { EVENTS, JobOutputEvent } from "./events.js";
+import { EVENTS, FilesDataHeader, JobOutputEvent } from "./events.js";
 import { ACTIONS, PROTOCOL_VERSION } from "./index.js";
 
 const DRAFT = "http://json-schema.org/draft-07/schema#";
@@ -50,6 +50,7 @@ export function publishedSchemas(actions: readonly ActionDefinition[] = ACTIONS,
   files.set("error.json", published("error", WireErrorSchema, "The `error` of a failed reply; `code` is one of the stable error codes."));
   for (const event of EVENTS) files.set(`events/${event.properties.event.const}.json`, published(event.properties.event.const, event));
   files.set("events/job.output.binary-header.json", published("job.output binary header", BinaryOutputHeader, "The JSON header of a binary job.output frame: a 4-byte big-endian length, this header, then the raw bytes."));
+  files.set("events/files.data.binary-header.json", published("files.data binary header", FilesDataHeader, "The JSON header of the binary frame after a files.read with binary: true: a 4-byte big-endian length, this header, then the raw bytes."));
   for (const action of actions) {
     files.set(`actions/${action.name}.params.json`, published(`${action.name} params`, action.params, action.summary));
     files.set(`actions/${action.name}.result.json`, published(`${action.name} result`, action.result));
@@ -58,7 +59,7 @@ export function publishedSchemas(actions: readonly ActionDefinition[] = ACTIONS,
   const index = {
     protocolVersion,
     envelope: { request: "request.json", reply: "reply.json", error: "error.json" },
-    events: [...EVENTS.map((e) => `events/${e.properties.event.const}.json`), "events/job.output.binary-header.json"],
+    events: [...EVENTS.map((e) => `events/${e.properties.event.const}.json`), "events/job.output.binary-header.json", "events/files.data.binary-header.json"],
     actions: actions.map((a) => ({
       name: a.name,
       scope: a.scope,

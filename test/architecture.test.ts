@@ -26,6 +26,7 @@ const FORBIDDEN: Record<string, string[]> = {
   "daemon/runners/": ["daemon/jobs/", "daemon/actions/", "daemon/dispatch/", "daemon/server/", "daemon/nix/", "daemon/workspace/", "daemon/main"],
   "daemon/nix/": ["daemon/actions/", "daemon/dispatch/", "daemon/server/", "daemon/main"],
   "daemon/workspace/": ["daemon/actions/", "daemon/dispatch/", "daemon/server/", "daemon/main"],
+  "daemon/fs/": ["daemon/actions/", "daemon/dispatch/", "daemon/server/", "daemon/main"],
   "daemon/actions/": ["daemon/dispatch/", "daemon/server/", "daemon/main"],
   "daemon/dispatch/": ["daemon/server/", "daemon/main"],
   "daemon/server/": ["daemon/main"],

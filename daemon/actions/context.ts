@@ -6,6 +6,7 @@ import type { Config } from "../config.js";
 import type { EnvironmentResolver } from "../environment/resolver.js";
 import type { FollowSink } from "../jobs/follow.js";
 import type { Follower } from "../jobs/follow.js";
+import type { FileSession } from "../fs/session.js";
 import type { JobManager } from "../jobs/manager.js";
 import type { TokenStore } from "../tokens/store.js";
 
@@ -32,6 +33,8 @@ export interface ConnectionState {
   scope: Scope;
   sink: FollowSink;
   followers: Map<string, Follower>;
+  /** Chunked uploads and watches of the file actions, made on first use; closed with the connection. */
+  files?: FileSession;
 }
 
 export interface ActionContext {

@@ -31,6 +31,17 @@ import secretsWrite from "./secrets-write.js";
 import prepare from "./prepare.js";
 import cacheList from "./cache-list.js";
 import cachePrune from "./cache-prune.js";
+import filesRead from "./files-read.js";
+import filesWrite from "./files-write.js";
+import filesEdit from "./files-edit.js";
+import filesList from "./files-list.js";
+import filesStat from "./files-stat.js";
+import filesMkdir from "./files-mkdir.js";
+import filesMove from "./files-move.js";
+import filesRemove from "./files-remove.js";
+import filesSearch from "./files-search.js";
+import filesWatch from "./files-watch.js";
+import filesUnwatch from "./files-unwatch.js";
 
 /** Every handler, explicitly; dispatch checks this list against protocol's ACTIONS at start-up. */
 export const HANDLERS: readonly ActionEntry[] = [
@@ -66,4 +77,15 @@ export const HANDLERS: readonly ActionEntry[] = [
   prepare,
   cacheList,
   cachePrune,
+  filesRead,
+  filesWrite,
+  filesEdit,
+  filesList,
+  filesStat,
+  filesMkdir,
+  filesMove,
+  filesRemove,
+  filesSearch,
+  filesWatch,
+  filesUnwatch,
 ];
