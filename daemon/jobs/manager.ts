@@ -12,8 +12,7 @@ import { Deadlines } from "./deadlines.js";
 import { JobStore } from "./store.js";
 import { defaultOutputBudget } from "./output-budget.js";
 import { collectYoungGarbage } from "../util/young-gc.js";
-import { isProcessStartedAt } from "../util/process-identity.js";
-import { signalGroup } from "../util/process-group.js";
+import { escalate, isProcessStartedAt, signalGroup } from "../process/index.js";
 
 export interface JobContext extends RunContext {
   id: string;
@@ -233,13 +232,8 @@ export class JobManager extends EventEmitter {
       job.abort.abort(reason);
       return;
     }
-    kill.call(job.control, signal);
-    const timer = setTimeout(() => {
-      kill.call(job.control, "SIGKILL");
-      job.abort.abort(reason);
-    }, graceMs);
-    timer.unref();
-    job.once("end", () => clearTimeout(timer));
+    const escalation = escalate((s) => kill.call(job.control, s), graceMs, { first: signal, onKill: () => job.abort.abort(reason) });
+    job.once("end", () => escalation.cancel());
   }
 
   private execute(job: Job, options: StartJobOptions): void {
