@@ -30,6 +30,24 @@ const FORBIDDEN: Record<string, string[]> = {
   "daemon/actions/": ["daemon/dispatch/", "daemon/server/", "daemon/main"],
   "daemon/dispatch/": ["daemon/server/", "daemon/main"],
   "daemon/server/": ["daemon/main"],
+  // Process control is a leaf: node only, so every layer (runners, jobs, nix, workspace) may use it.
+  "daemon/process/": [
+    "protocol/",
+    "daemon/actions/",
+    "daemon/dispatch/",
+    "daemon/server/",
+    "daemon/jobs/",
+    "daemon/runners/",
+    "daemon/nix/",
+    "daemon/workspace/",
+    "daemon/environment/",
+    "daemon/tokens/",
+    "daemon/util/",
+    "daemon/config",
+    "daemon/main",
+    "daemon/logger",
+    "daemon/activity",
+  ],
   "client/": ["daemon/", "cli/", "bench/", "test/"],
 };
 

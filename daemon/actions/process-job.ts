@@ -8,7 +8,7 @@ import { terminalEnvironment } from "../environment/terminal-env.js";
 import type { JobOutcome } from "../jobs/manager.js";
 import { startProcess, type ProcessExit } from "../runners/process.js";
 import { checkExecSize } from "../util/exec-limits.js";
-import { JOB_MARKER } from "../util/job-descendants.js";
+import { JOB_MARKER } from "../process/index.js";
 import type { ActionContext } from "./context.js";
 import { inlineOutput } from "./inline-output.js";
 

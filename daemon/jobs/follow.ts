@@ -193,7 +193,7 @@ export class Follower {
         for (const piece of pieces) {
           let data = piece.data;
           const isLast = piece === pieces.at(-1);
-          if (isLast && next < log.size && !this.binary) {
+          if (isLast && next < log.size) {
             const usable = completeUtf8Length(data);
             if (usable > 0) data = data.subarray(0, usable);
           }

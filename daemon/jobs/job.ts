@@ -23,25 +23,53 @@ export interface JobRecord extends JobStatus {
 }
 
 /**
- * One job: its status, its output log, and an emitter for followers.
+ * One job: its status, its output log, and an emitter for followers. Its record changes only
+ * through the methods below, which move it forward and never back.
  * Events: "output" (stream, offset, bytes), "state", "progress", "end", and "evicted" when
  * retention deletes it.
  */
 export class Job extends EventEmitter {
   readonly abort = new AbortController();
-  control: JobControl = {};
-  /** The first cause of termination wins (cancel vs timeout vs shutdown vs natural end). */
-  stopReason: StopReason | undefined;
   log: OutputLog | undefined;
   /** Set when its output could not be written (a full disk): later output is dropped, and the job fails with it. */
   outputError: WireError | undefined;
+  #control: JobControl = {};
+  #stopReason: StopReason | undefined;
+  readonly #record: JobRecord;
 
   constructor(
-    public record: JobRecord,
+    record: JobRecord,
     readonly dir: string,
   ) {
     super();
+    this.#record = record;
     this.setMaxListeners(0);
+  }
+
+  /** The persisted fields, read-only: see transition, attach, setProgress. */
+  get record(): Readonly<JobRecord> {
+    return this.#record;
+  }
+
+  /** What its runner lets the outside do to it; empty until the runner attaches. */
+  get control(): JobControl {
+    return this.#control;
+  }
+
+  /** The first cause of termination wins (cancel vs timeout vs shutdown vs natural end). */
+  get stopReason(): StopReason | undefined {
+    return this.#stopReason;
+  }
+
+  /** Notes why the daemon is ending it; a later cause never overrides the first. */
+  requestStop(reason: StopReason): void {
+    this.#stopReason ??= reason;
+  }
+
+  /** Takes its runner's control, noting the process group so that after a crash the next daemon can stop it. */
+  attach(control: JobControl): void {
+    this.#control = control;
+    if (control.pid !== undefined) this.#record.pid = control.pid;
   }
 
   get id(): string {
@@ -61,19 +89,19 @@ export class Job extends EventEmitter {
     if (this.finished) return false;
     if (to === "queued") return false;
     if (to === this.record.state) return false;
-    Object.assign(this.record, fields, { state: to });
+    Object.assign(this.#record, fields, { state: to });
     this.emit("state", to);
     return true;
   }
 
   setProgress(progress: Progress): void {
-    this.record.progress = progress;
+    this.#record.progress = progress;
     this.emit("progress", progress);
   }
 
   /** The public status: outputBytes always reflects the live log. */
   status(): JobStatus {
-    const { paramsHash: _hash, ...status } = this.record;
+    const { paramsHash: _hash, ...status } = this.#record;
     if (this.log) {
       status.outputBytes = this.log.size;
       const omitted = this.log.omittedBytes;
@@ -87,5 +115,4 @@ export class Job extends EventEmitter {
     const offset = this.log.append(stream, data);
     this.emit("output", stream, offset, data);
   }
-
 }

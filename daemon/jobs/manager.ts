@@ -1,7 +1,7 @@
 import { EventEmitter } from "node:events";
 import { join } from "node:path";
 import type { Logger } from "pino";
-import { FINAL_STATES, type JobState, type JobStatus, type Progress } from "../../protocol/common.js";
+import type { JobState, JobStatus, Progress } from "../../protocol/common.js";
 import { ActionError, type WireError } from "../../protocol/errors.js";
 import type { ProgressUpdate, RunContext } from "../runners/context.js";
 import { hashParams } from "./canonical.js";
@@ -11,9 +11,9 @@ import { OutputLog } from "./output-log.js";
 import { Deadlines } from "./deadlines.js";
 import { JobStore } from "./store.js";
 import { defaultOutputBudget } from "./output-budget.js";
-import { collectYoungGarbage } from "../util/young-gc.js";
-import { isProcessStartedAt } from "../util/process-identity.js";
-import { signalGroup } from "../util/process-group.js";
+import { Retention } from "./retention.js";
+import { noteShortLivedBytes } from "../util/young-gc.js";
+import { escalate, isProcessStartedAt, signalGroup } from "../process/index.js";
 
 export interface JobContext extends RunContext {
   id: string;
@@ -48,15 +48,12 @@ export interface JobManagerOptions {
 }
 
 const TIMEOUT_GRACE_MS = 2000;
-/** Output bytes (of all jobs) between two young-generation collections; see collectYoungGarbage. */
-const COLLECT_EVERY_BYTES = 4 * 1024 * 1024;
 const PROGRESS_PERSIST_MS = 1000;
-/** Output bytes (of all jobs) between two checks of the output budget. */
-const BUDGET_CHECK_BYTES = 1024 * 1024;
 
 /**
- * The job table: starts jobs, moves them through their states, persists them, and keeps the
- * newest N finished ones. Emits "activity" whenever anything happens (idle tracking).
+ * The job table: starts jobs (queueing past the running limit), drives them to their end through
+ * Job's transitions, and persists them; Retention decides which finished ones are kept. Emits
+ * "activity" whenever anything happens (idle tracking).
  */
 export class JobManager extends EventEmitter {
   private readonly jobs = new Map<string, Job>();
@@ -65,19 +62,25 @@ export class JobManager extends EventEmitter {
   private running = 0;
   private readonly maxRunning: number;
   private readonly store: JobStore;
-  /** Finished jobs in the order they ended (a Set iterates in insertion order): retention's queue. */
-  private readonly ended = new Set<Job>();
-  private outputSinceCollection = 0;
-  private outputSinceBudgetCheck = 0;
-  /** Bytes of output all kept jobs may hold together. */
-  readonly outputBudgetBytes: number;
+  private readonly retention: Retention;
   private readonly deadlines = new Deadlines();
 
   constructor(private readonly options: JobManagerOptions) {
     super();
     this.maxRunning = options.maxRunningJobs ?? 256;
     this.store = new JobStore(options.dir, options.log, OutputLog.INITIAL_FILES);
-    this.outputBudgetBytes = options.outputBudgetBytes || defaultOutputBudget(options.dir, options.outputCapBytes);
+    const budget = options.outputBudgetBytes || defaultOutputBudget(options.dir, options.outputCapBytes);
+    this.retention = new Retention(options.retainJobs, budget, () => this.jobs.values(), (job) => this.evict(job));
+  }
+
+  /** Bytes of output all kept jobs may hold together. */
+  get outputBudgetBytes(): number {
+    return this.retention.outputBudgetBytes;
+  }
+
+  /** Bytes of output (with its run index) kept on disk by all jobs, finished or not. */
+  outputBytesUsed(): number {
+    return this.retention.outputBytesUsed();
   }
 
   /** Loads persisted jobs; any that were queued or running when the daemon died become `lost`. */
@@ -101,9 +104,7 @@ export class JobManager extends EventEmitter {
       restored.push(job);
       if (record.key) this.keys.set(record.key, record.id);
     }
-    for (const job of restored.sort((a, b) => endTime(a) - endTime(b))) this.ended.add(job);
-    this.enforceRetention();
-    this.enforceOutputBudget();
+    this.retention.restored(restored);
   }
 
   /** Starts (or, for a reused key with equal parameters, returns) a job. */
@@ -139,11 +140,8 @@ export class JobManager extends EventEmitter {
     if (options.key !== undefined) this.keys.set(options.key, id);
     this.emit("activity");
     const runNow = this.running < this.maxRunning;
-    if (runNow) {
-      record.state = "running";
-      record.startedAt = record.createdAt;
-    }
-    this.store.save({ ...record });
+    if (runNow) job.transition("running", { startedAt: record.createdAt });
+    this.store.save({ ...job.record });
     if (runNow) this.execute(job, options);
     else this.queue.push({ job, options });
     return job;
@@ -218,28 +216,23 @@ export class JobManager extends EventEmitter {
     await Promise.race([Promise.all(ended), new Promise((r) => setTimeout(r, graceMs + 1000))]);
   }
 
+  /** Ends a job early: `signal` to its process group, SIGKILL (and its abort signal) after the grace. */
   private stop(job: Job, reason: StopReason, signal: NodeJS.Signals, graceMs: number): void {
     if (job.finished) return;
+    job.requestStop(reason);
     if (job.state === "queued") {
       const index = this.queue.findIndex((q) => q.job === job);
       if (index >= 0) this.queue.splice(index, 1);
-      job.stopReason ??= reason;
       this.finish(job, { ok: false });
       return;
     }
-    job.stopReason ??= reason;
-    const kill = job.control.kill;
-    if (!kill) {
+    const control = job.control;
+    if (!control.kill) {
       job.abort.abort(reason);
       return;
     }
-    kill.call(job.control, signal);
-    const timer = setTimeout(() => {
-      kill.call(job.control, "SIGKILL");
-      job.abort.abort(reason);
-    }, graceMs);
-    timer.unref();
-    job.once("end", () => clearTimeout(timer));
+    const escalation = escalate((s) => control.kill!(s), graceMs, { first: signal, onKill: () => job.abort.abort(reason) });
+    job.once("end", () => escalation.cancel());
   }
 
   private execute(job: Job, options: StartJobOptions): void {
@@ -268,22 +261,14 @@ export class JobManager extends EventEmitter {
           this.outputFailed(job, err as NodeJS.ErrnoException);
           return;
         }
-        this.outputSinceCollection += bytes.length;
-        this.outputSinceBudgetCheck += bytes.length;
-        if (this.outputSinceBudgetCheck >= BUDGET_CHECK_BYTES) {
-          this.outputSinceBudgetCheck = 0;
-          this.enforceOutputBudget();
-        }
-        if (this.outputSinceCollection >= COLLECT_EVERY_BYTES) {
-          this.outputSinceCollection = 0;
-          collectYoungGarbage();
-        }
+        this.retention.wrote(bytes.length);
+        noteShortLivedBytes(bytes.length);
         this.emit("activity");
       },
       progress: (update) => this.updateProgress(job, update),
       setControl: (control) => {
-        job.control = control;
-        if (control.pid !== undefined) this.recordProcess(job, control.pid);
+        job.attach(control);
+        if (control.pid !== undefined) this.persist(job); // so that after a crash the next daemon can stop its group
       },
     };
     let promise: Promise<JobOutcome>;
@@ -323,12 +308,6 @@ export class JobManager extends EventEmitter {
     this.stop(job, "output_failed", "SIGTERM", TIMEOUT_GRACE_MS);
   }
 
-  /** Notes a job's process group, so that after a crash the next daemon can stop it. */
-  private recordProcess(job: Job, pid: number): void {
-    job.record.pid = pid;
-    this.persist(job);
-  }
-
   private finish(job: Job, outcome: JobOutcome): void {
     if (job.finished) return; // ends exactly once
     const wasRunning = job.state === "running";
@@ -352,13 +331,11 @@ export class JobManager extends EventEmitter {
       this.options.log.warn({ err, job: job.id }, "could not flush the job's run index");
     }
     job.transition(state, fields);
-    this.ended.add(job);
     this.persist(job);
     if (wasRunning) this.running--;
     job.emit("end");
     this.emit("activity");
-    this.enforceRetention();
-    this.enforceOutputBudget();
+    this.retention.add(job);
     const next = this.queue.shift();
     if (next) this.execute(next.job, next.options);
   }
@@ -382,38 +359,8 @@ export class JobManager extends EventEmitter {
     this.store.save({ ...job.record, ...job.status(), paramsHash: job.record.paramsHash }); // status() adds the live byte counts
   }
 
-  /** Keeps the `retainJobs` finished jobs that ended last; the one that ended first goes first. */
-  private enforceRetention(): void {
-    for (const job of this.ended) {
-      if (this.ended.size <= this.options.retainJobs) break;
-      this.evict(job);
-    }
-  }
-
-  /** Bytes of output (with its run index) kept on disk by all jobs, finished or not. */
-  outputBytesUsed(): number {
-    let used = 0;
-    for (const job of this.jobs.values()) used += job.log?.diskBytes ?? 0;
-    return used;
-  }
-
-  /**
-   * Keeps the output of all jobs within the budget by deleting finished jobs, the one that ended
-   * first going first. The job that ended last is always kept (it is bounded by the per-job cap),
-   * and running jobs are never touched.
-   */
-  private enforceOutputBudget(): void {
-    let used = this.outputBytesUsed();
-    for (const job of this.ended) {
-      if (used <= this.outputBudgetBytes || this.ended.size <= 1) break;
-      used -= job.log?.diskBytes ?? 0;
-      this.evict(job);
-    }
-  }
-
   /** Forgets a finished job: its record, its key, and (in the background) its output directory. */
   private evict(job: Job): void {
-    this.ended.delete(job);
     this.jobs.delete(job.id);
     if (job.record.key && this.keys.get(job.record.key) === job.id) this.keys.delete(job.record.key);
     job.emit("evicted"); // followers still behind end now, before the files go
@@ -421,10 +368,4 @@ export class JobManager extends EventEmitter {
     job.log?.releaseReaders();
     this.store.remove(job.id);
   }
-}
-
-/** When a finished job ended, as epoch ms (a record without endedAt sorts first). */
-function endTime(job: Job): number {
-  const t = Date.parse(job.record.endedAt ?? "");
-  return Number.isNaN(t) ? 0 : t;
 }

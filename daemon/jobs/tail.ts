@@ -15,9 +15,12 @@ export function tailLineStart(log: OutputLog, bytes: number, only?: OutputStream
   let read = 0;
   for (const piece of pieces) read += piece.data.length;
   if (read <= bytes) return windowStart; // the whole (kept) stream fits: it starts at its beginning
-  for (const piece of pieces) {
+  for (const [i, piece] of pieces.entries()) {
     const at = piece.data.indexOf(NEWLINE);
-    if (at >= 0) return piece.offset + at + 1;
+    if (at < 0) continue;
+    if (at + 1 < piece.data.length) return piece.offset + at + 1;
+    // The break ends this piece: start at the stream's next byte, not at another stream's bytes between.
+    return pieces[i + 1]?.offset ?? piece.offset + at + 1;
   }
   return log.tailStart(bytes, only);
 }

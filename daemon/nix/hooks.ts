@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
+import { signalGroup } from "../process/index.js";
 import { devEnvToRc, environmentFromExports, type DevEnvJson } from "./dev-env.js";
 import type { PreparedEnvironment } from "./environment.js";
 
@@ -44,13 +45,7 @@ export async function runShellHook(json: DevEnvJson, opts: HookRunOptions): Prom
         detached: true,
       });
       const chunks: Buffer[] = [];
-      const killGroup = () => {
-        try {
-          if (child.pid) process.kill(-child.pid, "SIGKILL");
-        } catch {
-          /* already gone */
-        }
-      };
+      const killGroup = (): boolean => signalGroup(child.pid, "SIGKILL");
       let failure: Error | undefined;
       const timer = setTimeout(() => {
         failure = new Error(`the shell hook did not finish within ${Math.round(opts.timeoutMs / 1000)} s; it was stopped`);

@@ -1,6 +1,6 @@
-import { readdirSync, readFileSync } from "node:fs";
 import { execa } from "execa";
 import { ActionError } from "../../protocol/errors.js";
+import { terminateGroup, waitGroupGone, type Escalation } from "../process/index.js";
 import type { ProgressUpdate } from "./context.js";
 
 /**
@@ -119,19 +119,9 @@ export async function runGit(args: readonly string[], options: GitCallOptions): 
       }
     });
   }
-  const killGroup = (sig: NodeJS.Signals) => {
-    if (child.pid === undefined) return;
-    try {
-      process.kill(-child.pid, sig);
-    } catch {
-      /* already gone */
-    }
-  };
-  let graceTimer: NodeJS.Timeout | undefined;
+  let escalation: Escalation | undefined;
   const onAbort = () => {
-    killGroup("SIGTERM");
-    graceTimer = setTimeout(() => killGroup("SIGKILL"), KILL_GRACE_MS);
-    graceTimer.unref();
+    escalation = terminateGroup(child.pid, KILL_GRACE_MS);
   };
   options.signal?.addEventListener("abort", onAbort, { once: true });
   try {
@@ -142,7 +132,9 @@ export async function runGit(args: readonly string[], options: GitCallOptions): 
       if (!options.signal?.aborted) throw new ActionError("internal", `git ${args[0] ?? ""} could not run: ${result.shortMessage}`);
     }
     if (options.signal?.aborted) {
-      await groupGone(child.pid);
+      // A cancelled operation returns only once it stopped: remote helpers and index-pack too. The
+      // escalation's SIGKILL comes after the grace; the wait is bounded for a process stuck in the kernel.
+      await waitGroupGone(child.pid, KILL_GRACE_MS * 2);
       options.signal.throwIfAborted();
     }
     const stderr = typeof result.stderr === "string" && result.stderr.length > 0 ? result.stderr : stderrTail;
@@ -151,56 +143,9 @@ export async function runGit(args: readonly string[], options: GitCallOptions): 
     return out;
   } finally {
     options.signal?.removeEventListener("abort", onAbort);
-    // The child has exited by now (we awaited it), so the SIGKILL escalation is moot.
-    if (graceTimer) clearTimeout(graceTimer);
+    // The group is gone by now (or stuck past every signal), so the SIGKILL escalation is moot.
+    escalation?.cancel();
   }
-}
-
-/**
- * After a cancel, waits until nothing of git's process group is left (remote helpers, index-pack),
- * escalating to SIGKILL after the grace period, so a cancelled operation returns only once it stopped.
- */
-async function groupGone(pid: number | undefined): Promise<void> {
-  if (pid === undefined) return;
-  const started = Date.now();
-  let killed = false;
-  while (groupHasLiveMembers(pid) && Date.now() - started < KILL_GRACE_MS * 2) {
-    if (!killed && Date.now() - started >= KILL_GRACE_MS) {
-      killed = true;
-      try {
-        process.kill(-pid, "SIGKILL");
-      } catch {
-        /* gone meanwhile */
-      }
-    }
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
-/** Whether a process group still has a member that is not a zombie (zombies await a reaper, not us). */
-function groupHasLiveMembers(pgid: number): boolean {
-  let entries: string[];
-  try {
-    entries = readdirSync("/proc");
-  } catch {
-    try {
-      process.kill(-pgid, 0); // no /proc: zombies count as members, the loop's deadline bounds the wait
-      return true;
-    } catch {
-      return false;
-    }
-  }
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (Number(fields[2]) === pgid && fields[0] !== "Z" && fields[0] !== "X") return true;
-    } catch {
-      /* exited while we looked */
-    }
-  }
-  return false;
 }
 
 /** Splits `-z` output into its entries, dropping the trailing empty one. */

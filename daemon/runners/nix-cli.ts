@@ -1,4 +1,5 @@
 import { execFile, spawn } from "node:child_process";
+import { signalGroup, terminateGroup, type Escalation } from "../process/index.js";
 import type { RunContext } from "./context.js";
 
 /**
@@ -80,7 +81,7 @@ export function runNix(ctx: Pick<RunContext, "signal">, opts: NixRunOptions): Pr
     let overflow = false;
     let lastError: string | undefined;
     let pending = "";
-    let killTimer: NodeJS.Timeout | undefined;
+    let escalation: Escalation | undefined;
 
     const onLine = (line: string) => {
       const event = parseNixLogLine(line);
@@ -109,16 +110,8 @@ export function runNix(ctx: Pick<RunContext, "signal">, opts: NixRunOptions): Pr
       stdout.push(chunk);
     });
 
-    const killGroup = (sig: NodeJS.Signals) => {
-      try {
-        if (child.pid) process.kill(-child.pid, sig);
-      } catch {
-        /* the group is already gone */
-      }
-    };
     const onAbort = () => {
-      killGroup("SIGTERM");
-      killTimer = setTimeout(() => killGroup("SIGKILL"), opts.killGraceMs ?? 3000);
+      escalation = terminateGroup(child.pid, opts.killGraceMs ?? 3000);
     };
     ctx.signal.addEventListener("abort", onAbort, { once: true });
 
@@ -128,9 +121,9 @@ export function runNix(ctx: Pick<RunContext, "signal">, opts: NixRunOptions): Pr
     });
     child.on("close", (code, sig) => {
       ctx.signal.removeEventListener("abort", onAbort);
-      if (killTimer) clearTimeout(killTimer);
+      escalation?.cancel();
       // Builders may outlive Nix when it was killed; make sure nothing of the group survives.
-      if (ctx.signal.aborted) killGroup("SIGKILL");
+      if (ctx.signal.aborted) signalGroup(child.pid, "SIGKILL");
       if (pending.length > 0) onLine(pending);
       if (ctx.signal.aborted) return reject(ctx.signal.reason ?? new Error("aborted"));
       if (overflow) return reject(new Error(`nix ${opts.args[0]} printed more than ${maxStdout} bytes`));

@@ -2,8 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import type { RunContext } from "./context.js";
 import { EXEC_SIZE_ADVICE } from "../util/exec-limits.js";
 import { InputQueue } from "../util/input-queue.js";
-import { reapMarked } from "../util/job-descendants.js";
-import { reapGroup, signalGroup } from "../util/process-group.js";
+import { reapMarked, signalGroup, terminateGroup } from "../process/index.js";
 
 export interface ProcessSpec {
   /** argv: file then arguments (a shell command arrives here as ["bash", "-c", cmd]). */
@@ -86,7 +85,7 @@ export function startProcess(spec: ProcessSpec, ctx: RunContext): { control: Pro
   };
   ctx.signal.addEventListener("abort", onAbort, { once: true });
   child.once("exit", () => {
-    reapGroup(child.pid);
+    terminateGroup(child.pid); // background children left in its group
     if (spec.jobId !== undefined) reapMarked(spec.jobId);
   });
 

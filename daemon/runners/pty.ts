@@ -4,8 +4,7 @@ import { spawn } from "node-pty";
 import type { RunContext } from "./context.js";
 import type { ProcessControl, ProcessExit, ProcessSpec } from "./process.js";
 import { InputQueue, type WritePiece } from "../util/input-queue.js";
-import { reapMarked } from "../util/job-descendants.js";
-import { reapGroup, signalGroup } from "../util/process-group.js";
+import { reapMarked, signalGroup, terminateGroup } from "../process/index.js";
 
 /** While the terminal's input buffer is full, how often to try again (doubling up to the last). */
 const RETRY_MS = [1, 2, 5, 10, 20, 50];
@@ -77,7 +76,7 @@ export function startPty(
   const done = new Promise<ProcessExit>((resolve) => {
     term.onExit(({ exitCode, signal }) => {
       ctx.signal.removeEventListener("abort", onAbort);
-      reapGroup(term.pid);
+      terminateGroup(term.pid); // background children left in its group
       if (spec.jobId !== undefined) reapMarked(spec.jobId);
       if (signal) resolve({ signal: SIGNAL_NAMES.get(signal) ?? `SIG${signal}` });
       else resolve({ exitCode });

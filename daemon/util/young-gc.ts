@@ -3,7 +3,11 @@ import { runInNewContext } from "node:vm";
 
 type GcFunction = (options?: { type?: "minor" | "major"; execution?: "sync" | "async" }) => void;
 
+/** Short-lived bytes (job output read from pipes) between two young-generation collections. */
+const COLLECT_EVERY_BYTES = 4 * 1024 * 1024;
+
 let gc: GcFunction | null | undefined;
+let bytesSinceCollection = 0;
 
 /**
  * Runs a young-generation collection. Each pipe read of a job's output is a fresh 64 KiB buffer
@@ -21,4 +25,12 @@ export function collectYoungGarbage(): void {
     }
   }
   gc?.({ type: "minor" });
+}
+
+/** Counts buffers that die at once (job output); every COLLECT_EVERY_BYTES of them, collects the young generation. */
+export function noteShortLivedBytes(bytes: number): void {
+  bytesSinceCollection += bytes;
+  if (bytesSinceCollection < COLLECT_EVERY_BYTES) return;
+  bytesSinceCollection = 0;
+  collectYoungGarbage();
 }

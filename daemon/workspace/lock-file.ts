@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
 import fs from "node:fs/promises";
 import os from "node:os";
+import { isSameProcess, pidAlive, processStartTicks } from "../process/index.js";
 
 /**
  * A lock file created with O_EXCL that holds against other processes on this machine. The file
@@ -23,29 +23,7 @@ export interface LockRecord {
 /** Why a lock file's holder is considered gone (or "alive"). */
 export type HolderState = "alive" | "dead" | "reused-pid" | "unreadable";
 
-/** The start time of a process from /proc (Linux); null where /proc is not available. */
-export function processStartTime(pid: number): string | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // Field 22; the command name (field 2) may hold spaces and parentheses, so count after the last ')'.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return fields[19] ?? null;
-  } catch {
-    return null;
-  }
-}
-
-/** Whether a pid names a running process (EPERM means it runs under another user). */
-export function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
-const ownStartTime = processStartTime(process.pid);
+const ownStartTime = processStartTicks(process.pid);
 
 /** A fresh record for this process. */
 export function ownRecord(purpose: string): LockRecord {
@@ -57,8 +35,7 @@ export function holderState(record: LockRecord | undefined): HolderState {
   if (!record) return "unreadable";
   if (record.hostname !== os.hostname()) return "alive"; // cannot judge another machine's pids: never steal
   if (!pidAlive(record.pid)) return "dead";
-  const now = processStartTime(record.pid);
-  if (record.startTime !== null && now !== null && now !== record.startTime) return "reused-pid";
+  if (record.startTime !== null && !isSameProcess(record.pid, record.startTime)) return "reused-pid";
   return "alive";
 }
 

@@ -3,7 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { processStartTime } from "../../daemon/workspace/lock-file.js";
+import { processStartTicks } from "../../daemon/process/index.js";
 import { RepoLocks, type LockWaitInfo } from "../../daemon/workspace/repo-lock.js";
 import { withDaemon } from "../helpers/daemon.js";
 import { toolAvailable } from "../helpers/tools.js";
@@ -147,7 +147,7 @@ describe("repository locks", () => {
 
   it.skipIf(!hasProc)("a reused pid (alive, other start time) does not keep a dead holder's lock", async () => {
     const file = lockFile();
-    const reused = { pid: process.pid, startTime: String(Number(processStartTime(process.pid)) + 1), hostname: os.hostname(), acquiredAt: "2020-01-01T00:00:00Z", purpose: "old", nonce: "x" };
+    const reused = { pid: process.pid, startTime: String(Number(processStartTicks(process.pid)) + 1), hostname: os.hostname(), acquiredAt: "2020-01-01T00:00:00Z", purpose: "old", nonce: "x" };
     fs.writeFileSync(file, JSON.stringify(reused));
     const h = await new RepoLocks(() => file).acquire("r", { purpose: "new" });
     expect(h.recoveredStale).toBe(true);

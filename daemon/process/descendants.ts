@@ -1,5 +1,7 @@
-import { closeSync, openSync, readdirSync, readSync } from "node:fs";
-import { signalTarget } from "./process-group.js";
+import { closeSync, openSync, readSync } from "node:fs";
+import { procPids } from "./identity.js";
+import { signalTarget } from "./signal.js";
+import { DEFAULT_GRACE_MS, escalate } from "./terminate.js";
 
 /**
  * The variable that marks every process of a job: the daemon sets it to the job's id, and children
@@ -13,8 +15,6 @@ export const JOB_MARKER = "AGENT_JOB_ID";
  * one scan a second, so a stream of short jobs pays a few microseconds each.
  */
 const COALESCE_MS = 1000;
-/** Between SIGTERM and SIGKILL, as for the job's own process group. */
-const GRACE_MS = 2000;
 /** /proc reads between two turns of the event loop (about 10 µs each). */
 const READS_PER_TURN = 32;
 
@@ -72,16 +72,8 @@ const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(r
  * pool — in small batches with a turn of the event loop between them, so no request waits long.
  */
 async function findMarked(entries: Buffer[], pids?: number[]): Promise<number[]> {
-  let candidates = pids;
-  if (!candidates) {
-    try {
-      candidates = readdirSync("/proc")
-        .filter((name) => /^\d+$/.test(name))
-        .map(Number);
-    } catch {
-      return []; // no /proc: only the process group is tracked
-    }
-  }
+  const candidates = pids ?? procPids();
+  if (!candidates) return []; // no /proc: only the process group is tracked
   const found: number[] = [];
   for (let i = 0; i < candidates.length; i += READS_PER_TURN) {
     if (i > 0) await yieldToLoop();
@@ -108,14 +100,12 @@ async function scan(): Promise<void> {
   pending.clear();
   const marked = await findMarked(entries);
   if (!marked.length) return;
-  for (const pid of marked) signalTarget(pid, "SIGTERM");
-  const timer = setTimeout(() => {
+  // The same grace as for the job's own process group.
+  escalate((signal) => {
+    if (signal !== "SIGKILL") return void marked.forEach((pid) => signalTarget(pid, signal));
     // Re-read, so a pid reused by an unrelated process in the meantime is left alone.
-    void findMarked(entries, marked).then((still) => {
-      for (const pid of still) signalTarget(pid, "SIGKILL");
-    });
-  }, GRACE_MS);
-  timer.unref();
+    void findMarked(entries, marked).then((still) => still.forEach((pid) => signalTarget(pid, "SIGKILL")));
+  }, DEFAULT_GRACE_MS);
 }
 
 /**

@@ -7,8 +7,9 @@ export function signalTarget(target: number, signal: NodeJS.Signals | 0): boolea
   try {
     process.kill(target, signal);
     return true;
-  } catch {
-    return false;
+  } catch (error) {
+    // EPERM: it exists but runs under another user; it is there, only not ours to signal.
+    return signal === 0 && (error as NodeJS.ErrnoException).code === "EPERM";
   } finally {
     Error.stackTraceLimit = limit;
   }
@@ -20,12 +21,7 @@ export function signalGroup(pid: number | undefined, signal: NodeJS.Signals | 0)
   return signalTarget(-pid, signal);
 }
 
-/**
- * After a job's main process exits, the rest of its group (background children) is asked to stop,
- * then killed after `graceMs`, so no job leaves processes behind.
- */
-export function reapGroup(pid: number | undefined, graceMs = 2000): void {
-  if (!signalGroup(pid, "SIGTERM")) return;
-  const timer = setTimeout(() => signalGroup(pid, "SIGKILL"), graceMs);
-  timer.unref();
+/** Whether a pid names a running process (also one of another user). */
+export function pidAlive(pid: number): boolean {
+  return signalTarget(pid, 0);
 }

@@ -1,0 +1,9 @@
+/**
+ * Process control, in one place: signalling a process or group, the SIGTERM → grace → SIGKILL
+ * escalation, waiting until a group is gone, a process's identity (pid + start time from
+ * /proc/<pid>/stat), and the job marker that finds a job's processes that left its group.
+ */
+export { pidAlive, signalGroup, signalTarget } from "./signal.js";
+export { isProcessStartedAt, isSameProcess, parseProcStat, processStartTicks, procPids, readProcStat, type ProcStat } from "./identity.js";
+export { DEFAULT_GRACE_MS, escalate, groupHasLiveMembers, terminateGroup, waitGroupGone, type Escalation } from "./terminate.js";
+export { JOB_MARKER, reapMarked } from "./descendants.js";
