@@ -30,13 +30,15 @@ const FORBIDDEN: Record<string, string[]> = {
   "daemon/dispatch/": ["daemon/server/", "daemon/main"],
   "daemon/server/": ["daemon/main"],
   "client/": ["daemon/", "cli/", "bench/", "test/"],
+  // The MCP server is a client of the daemon like any program: the typed client and the protocol only.
+  "mcp/": ["daemon/", "cli/", "bench/", "test/"],
 };
 
 /** The one door between jobs and runners: the RunContext type a job hands its runner. */
 const ALLOWED_SEAM = "daemon/runners/context";
 
 describe("dependencies point one way", () => {
-  const files = [...sources("protocol"), ...sources("daemon"), ...sources("cli"), ...sources("client")];
+  const files = [...sources("protocol"), ...sources("daemon"), ...sources("cli"), ...sources("client"), ...sources("mcp")];
 
   it.each(Object.keys(FORBIDDEN))("%s imports nothing it must not", (folder) => {
     const violations = files
