@@ -56,6 +56,16 @@ describe("dependencies point one way", () => {
     expect(localImports("cli/main.ts")).toContain("daemon/main");
   });
 
+  it("the daemon loads mcp/ and the MCP SDK only by dynamic import (idle RSS and job starts must not pay for them)", () => {
+    // Value imports only: `import type` is erased by tsc and loads nothing.
+    const loaded = files
+      .filter((f) => f.startsWith("daemon/"))
+      .flatMap((f) => [...readFileSync(join(ROOT, f), "utf8").matchAll(/^import\s+(?!type\s)[^;]*?from\s+"([^"]+)"/gm)].map((m) => `${f} → ${m[1]}`))
+      .filter((edge) => edge.includes("/mcp/") || edge.includes("@modelcontextprotocol/"));
+    expect(loaded).toEqual([]);
+    expect(localImports("daemon/mcp-route.ts")).toContain("mcp/http");
+  });
+
   it("only the CLI's `hotline daemon` reaches daemon/main", () => {
     const importers = files.filter((f) => localImports(f).includes("daemon/main"));
     expect(importers).toEqual(["cli/main.ts"]);
