@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { connect, type HotlineClient } from "../client/index.js";
+import { connect, HotlineError, type HotlineClient } from "../client/index.js";
 import { createMcpServer } from "./server.js";
 
 /** Who is calling, as the daemon's upgrade check found it. */
@@ -69,7 +69,15 @@ export class McpHttpEndpoint {
   }
 
   private async open(req: IncomingMessage, res: ServerResponse, caller: Caller): Promise<void> {
-    const client = await connect({ url: this.options.url, token: caller.token });
+    let client: HotlineClient;
+    try {
+      client = await connect({ url: this.options.url, token: caller.token });
+    } catch (err) {
+      // The daemon refused the session's connection (connection limit, token revoked meanwhile): say so, as the WebSocket would.
+      if (!(err instanceof HotlineError)) throw err;
+      const status = err.code === "unauthorized" ? 401 : err.code === "forbidden" ? 403 : 503;
+      return sendError(res, status, err.code, `cannot open an MCP session: ${err.message}`);
+    }
     let server: Server;
     try {
       server = await createMcpServer(client);

@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createInterface } from "node:readline";
 import { TestDaemon, type TestClient } from "../helpers/daemon.js";
 import { mcpClient, mcpUrl, textOf } from "./mcp-client.js";
 
 const INITIALIZE = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "0" } } };
 
 /** One raw POST to /mcp, as a remote agent's HTTP client would send it. */
-async function post(daemon: TestDaemon, headers: Record<string, string>): Promise<{ status: number; body: unknown }> {
+async function post(daemon: TestDaemon, headers: Record<string, string>): Promise<{ status: number; body: unknown; session?: string }> {
   const res = await fetch(mcpUrl(daemon), {
     method: "POST",
     headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream", ...headers },
@@ -18,14 +19,35 @@ async function post(daemon: TestDaemon, headers: Record<string, string>): Promis
   } catch {
     // an SSE answer: the status is what matters
   }
-  return { status: res.status, body };
+  const session = res.headers.get("mcp-session-id");
+  return { status: res.status, body, ...(session ? { session } : {}) };
+}
+
+type LogRecord = { msg?: string; conn?: string };
+
+/** Resolves with the daemon's next log record that matches (the daemon runs with --log-level debug). */
+function nextLog(daemon: TestDaemon, match: (r: LogRecord) => boolean): Promise<LogRecord> {
+  return new Promise((resolve) => {
+    const lines = createInterface({ input: daemon.proc.stderr! });
+    lines.on("line", (line) => {
+      let record: LogRecord;
+      try {
+        record = JSON.parse(line) as LogRecord;
+      } catch {
+        return;
+      }
+      if (!match(record)) return;
+      lines.close();
+      resolve(record);
+    });
+  });
 }
 
 describe("MCP over HTTP: the WebSocket's authentication rules", () => {
   let daemon: TestDaemon;
   let ws: TestClient;
   beforeAll(async () => {
-    daemon = await TestDaemon.start({ args: ["--allow-origin", "https://console.example"] });
+    daemon = await TestDaemon.start({ args: ["--allow-origin", "https://console.example", "--log-level", "debug"] });
     ws = await daemon.client();
   });
   afterAll(async () => {
@@ -41,7 +63,7 @@ describe("MCP over HTTP: the WebSocket's authentication rules", () => {
 
   it("answers 403 to a foreign Origin, even with the right token; an allowed Origin gets in", async () => {
     const foreign = await post(daemon, { Authorization: `Bearer ${daemon.token}`, Origin: "https://evil.example" });
-    expect(foreign).toEqual({ status: 403, body: { ok: false, error: { code: "forbidden", message: expect.stringContaining("https://evil.example") } } });
+    expect({ status: foreign.status, body: foreign.body }).toEqual({ status: 403, body: { ok: false, error: { code: "forbidden", message: expect.stringContaining("https://evil.example") } } });
     const allowed = await post(daemon, { Authorization: `Bearer ${daemon.token}`, Origin: "https://console.example" });
     expect(allowed.status).toBe(200);
   });
@@ -77,5 +99,30 @@ describe("MCP over HTTP: the WebSocket's authentication rules", () => {
     } finally {
       await mcp.close();
     }
+  });
+
+  it("a session holds one daemon connection, closed when the session ends", async () => {
+    const opened = nextLog(daemon, (r) => r.msg === "connection opened");
+    const mcp = await mcpClient(daemon, "http");
+    const { conn } = await opened;
+    const closed = nextLog(daemon, (r) => r.msg === "connection closed" && r.conn === conn);
+    await (mcp.transport as { terminateSession(): Promise<void> }).terminateSession();
+    await closed;
+    await mcp.close();
+  });
+
+  it("keeps at most 16 sessions: a new one ends the least recently used", async () => {
+    const auth = { Authorization: `Bearer ${daemon.token}` };
+    const first = await post(daemon, auth);
+    const firstClosed = nextLog(daemon, (r) => r.msg === "connection closed");
+    for (let i = 0; i < 16; i++) expect((await post(daemon, auth)).status).toBe(200);
+    await firstClosed;
+    const res = await fetch(mcpUrl(daemon), {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream", ...auth, "mcp-session-id": first.session! },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }),
+    });
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ ok: false, error: { code: "not_found", message: expect.stringContaining("initialize a new one") } });
   });
 });
