@@ -22,11 +22,13 @@ export function keyRules(guide: string, action: string): string {
       if (paragraph.length > 0) break;
       continue;
     }
-    paragraph.push(line.trim());
+    // A list item starts a new line; its continuation lines join it.
+    if (/^\s*- /.test(line) || paragraph.length === 0) paragraph.push(line.trim());
+    else paragraph[paragraph.length - 1] += ` ${line.trim()}`;
   }
-  const text = paragraph.join(" ");
+  const text = paragraph.join("\n");
   if (text.length <= MAX_RULES_CHARS) return text;
   const cut = text.slice(0, MAX_RULES_CHARS);
-  const sentence = cut.lastIndexOf(". ");
+  const sentence = Math.max(cut.lastIndexOf(". "), cut.lastIndexOf(".\n"));
   return `${sentence > 0 ? cut.slice(0, sentence + 1) : cut} (more in the guide: resource hotline://guide)`;
 }

@@ -75,9 +75,9 @@ export function endedJobResult(result: Record<string, unknown>, job: JobStatus, 
 /** A job still running at the end of the wait: status, the output so far, and the exact next calls. */
 export function runningJobResult(result: Record<string, unknown>, job: JobStatus, output: InlineOutput, waitedMs: number): CallToolResult {
   const next = [
-    `It is still running after ${Math.round(waitedMs / 100) / 10} s. Next: ${toolName("jobs.wait")} {"job": "${job.id}", "timeoutMs": 30000}`,
+    `after ${Math.round(waitedMs / 100) / 10} s. Next: ${toolName("jobs.wait")} {"job": "${job.id}", "timeoutMs": 30000}`,
     `then ${toolName("jobs.output")} {"job": "${job.id}", "from": ${output.bytes}} for the output after this point; stop it with ${toolName("jobs.cancel")} {"job": "${job.id}"}.`,
   ].join(" ");
-  const text = `${statusLine(job)}. ${next}\nOutput so far (${output.bytes} bytes):\n${outputText(job, output)}`;
+  const text = `${statusLine(job)} ${next}\nOutput so far (${output.bytes} bytes):\n${outputText(job, output)}`;
   return { content: [{ type: "text", text }], structuredContent: result };
 }
