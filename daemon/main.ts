@@ -81,7 +81,7 @@ export async function runDaemon(argv: string[]): Promise<void> {
   await installFeatures(services);
   const dispatcher = new Dispatcher(ACTIONS, HANDLERS, services);
   let url = "";
-  const mcp = mcpRoute({ tokens, allowedOrigins: config.allowedOrigins, url: () => url });
+  const mcp = mcpRoute({ tokens, allowedOrigins: config.allowedOrigins, maxBodyBytes: config.maxPayloadBytes, url: () => url });
   const server = new HotlineServer({
     host: config.host,
     port: config.port,

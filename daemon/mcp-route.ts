@@ -7,6 +7,8 @@ import type { McpHttpEndpoint } from "../mcp/http.js";
 export interface McpRouteOptions {
   tokens: TokenStore;
   allowedOrigins: readonly string[];
+  /** The largest request body (maxPayloadBytes). */
+  maxBodyBytes: number;
   /** The daemon's WebSocket URL, known once it listens. */
   url: () => string;
 }
@@ -39,7 +41,7 @@ export function mcpRoute(options: McpRouteOptions): McpRoute {
       const verdict = checkUpgrade(req, options.tokens, options.allowedOrigins);
       if (!verdict.ok) return refuse(res, verdict.status, verdict.code, verdict.message);
       const token = req.headers.authorization!.slice("Bearer ".length).trim();
-      endpoint ??= import("../mcp/http.js").then((m) => new m.McpHttpEndpoint({ url: options.url(), maxSessions: MAX_SESSIONS, idleMs: SESSION_IDLE_MS }));
+      endpoint ??= import("../mcp/http.js").then((m) => new m.McpHttpEndpoint({ url: options.url(), maxSessions: MAX_SESSIONS, idleMs: SESSION_IDLE_MS, maxBodyBytes: options.maxBodyBytes }));
       await (await endpoint).handle(req, res, { token, tokenId: verdict.tokenId });
     },
     async close() {

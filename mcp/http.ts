@@ -18,6 +18,8 @@ export interface HttpEndpointOptions {
   maxSessions: number;
   /** A session without a request for this long is closed. */
   idleMs: number;
+  /** The largest request body (the daemon's maxPayloadBytes: a tool call becomes one request frame). */
+  maxBodyBytes: number;
 }
 
 interface Session {
@@ -87,6 +89,7 @@ export class McpHttpEndpoint {
     }
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
+      maxRequestBodySize: this.options.maxBodyBytes,
       onsessioninitialized: (sessionId) => {
         this.sessions.set(sessionId, { transport, server, client, tokenId: caller.tokenId, lastUsed: Date.now() });
       },

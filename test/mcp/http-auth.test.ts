@@ -47,7 +47,7 @@ describe("MCP over HTTP: the WebSocket's authentication rules", () => {
   let daemon: TestDaemon;
   let ws: TestClient;
   beforeAll(async () => {
-    daemon = await TestDaemon.start({ args: ["--allow-origin", "https://console.example", "--log-level", "debug"] });
+    daemon = await TestDaemon.start({ args: ["--allow-origin", "https://console.example", "--log-level", "debug", "--max-payload", "65536"] });
     ws = await daemon.client();
   });
   afterAll(async () => {
@@ -124,5 +124,21 @@ describe("MCP over HTTP: the WebSocket's authentication rules", () => {
     });
     expect(res.status).toBe(404);
     expect(await res.json()).toEqual({ ok: false, error: { code: "not_found", message: expect.stringContaining("initialize a new one") } });
+  });
+
+  it("refuses a request body larger than the daemon's maxPayloadBytes with 413", async () => {
+    const mcp = await mcpClient(daemon, "http");
+    try {
+      const sessionId = (mcp.transport as { sessionId?: string }).sessionId!;
+      const call = { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "shell", arguments: { command: `echo ${"x".repeat(70_000)}` } } };
+      const res = await fetch(mcpUrl(daemon), {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream", Authorization: `Bearer ${daemon.token}`, "mcp-session-id": sessionId },
+        body: JSON.stringify(call),
+      });
+      expect(res.status).toBe(413);
+    } finally {
+      await mcp.close();
+    }
   });
 });
