@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -7,7 +9,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { ACTIONS } from "../../protocol/index.js";
 import { EXCLUDED, toolName } from "../../mcp/tools.js";
 import { groupMembers } from "../helpers/process-group.js";
-import { TestDaemon, type TestClient } from "../helpers/daemon.js";
+import { CLI_MAIN, TestDaemon, type TestClient } from "../helpers/daemon.js";
 import { mcpClient, textOf, type TransportKind } from "./mcp-client.js";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -34,6 +36,19 @@ describe("exclusions", () => {
     for (const [name, reason] of Object.entries(EXCLUDED)) {
       expect(names).toContain(name);
       expect(reason.length).toBeGreaterThan(20);
+    }
+  });
+});
+
+describe("hotline mcp without a daemon", () => {
+  it("exits 69 naming the missing daemon.json", () => {
+    const dir = mkdtempSync(join(tmpdir(), "hotline-mcp-"));
+    try {
+      const run = spawnSync(process.execPath, [CLI_MAIN, "mcp"], { env: { ...process.env, HOTLINE_STATE_DIR: join(dir, "state"), HOTLINE_CONFIG_DIR: join(dir, "config") }, encoding: "utf8", input: "" });
+      expect(run.status).toBe(69);
+      expect(run.stderr).toContain(join(dir, "state", "daemon.json"));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
