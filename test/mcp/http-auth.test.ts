@@ -142,3 +142,18 @@ describe("MCP over HTTP: the WebSocket's authentication rules", () => {
     }
   });
 });
+
+describe("MCP over HTTP at shutdown", () => {
+  it("the daemon stops cleanly (exit 0) while an MCP session and its event stream are open", async () => {
+    const daemon = await TestDaemon.start();
+    try {
+      const mcp = await mcpClient(daemon, "http");
+      expect((await mcp.listTools()).tools.length).toBeGreaterThan(0);
+      expect(await daemon.stop()).toBe(0);
+      await mcp.close();
+    } finally {
+      await daemon.stop();
+      daemon.cleanup();
+    }
+  });
+});
