@@ -35,6 +35,7 @@ const USAGE = `hotline — the in-sandbox agent daemon and its CLI
   hotline grep PATTERN [DIR] [--regex] [--glob G] [--limit N]   search files (git grep)
   hotline send '<json>'                       send one raw action, print the reply
   hotline schema [ACTION|NAME]                the published JSON Schemas: index, an action's request/params/result
+  hotline mcp [--url U --token-file F]         an MCP server on stdio for a coding agent (README: MCP)
 Common flags: --json (machine output: JSON, or JSON lines of events for shell and tail -f),
   --state-dir, --config-dir, --url ws://HOST:PORT and --token-file F (a daemon daemon.json does not name)
 Exit codes: a command that follows a job exits with the job's code (124 timed out, 130 cancelled);
@@ -56,6 +57,8 @@ async function main(argv: string[]): Promise<number> {
     await runDaemon(rest);
     return -1; // keeps running
   }
+  // Like any program, `hotline mcp` connects through hotline/client itself: no CLI connection.
+  if (command === "mcp") return (await import("./commands/mcp.js")).runMcp(rest);
   const run = COMMANDS[command];
   if (!run) {
     process.stderr.write(`hotline: unknown command ${command}\n${USAGE}\n`);

@@ -19,6 +19,7 @@ import { probeNix } from "./system.js";
 import { TokenStore } from "./tokens/store.js";
 import { writeFileAtomicSync } from "./util/atomic-write.js";
 import { installFeatures } from "./features.js";
+import { mcpRoute } from "./mcp-route.js";
 
 /** Parses daemon flags (`--port 0`, `--allow-origin X` …) from the SETTINGS table. */
 export function parseDaemonFlags(argv: string[]): Record<string, string | string[] | undefined> {
@@ -79,6 +80,8 @@ export async function runDaemon(argv: string[]): Promise<void> {
   services.extensions.set("nix.probe", nix);
   await installFeatures(services);
   const dispatcher = new Dispatcher(ACTIONS, HANDLERS, services);
+  let url = "";
+  const mcp = mcpRoute({ tokens, allowedOrigins: config.allowedOrigins, maxBodyBytes: config.maxPayloadBytes, url: () => url });
   const server = new HotlineServer({
     host: config.host,
     port: config.port,
@@ -89,8 +92,9 @@ export async function runDaemon(argv: string[]): Promise<void> {
     tokens,
     dispatcher,
     log,
+    httpRoutes: [mcp],
   });
-  const url = await server.listen();
+  url = await server.listen();
   lock.setUrl(url);
   const daemonFile = join(config.stateDir, "daemon.json");
   writeFileAtomicSync(daemonFile, JSON.stringify({ pid: process.pid, url, version: build.version, startedAt: services.startedAt.toISOString() }) + "\n");
@@ -105,6 +109,7 @@ export async function runDaemon(argv: string[]): Promise<void> {
       log.error({ deadlineMs: SHUTDOWN_DEADLINE_MS }, "shutdown deadline passed; exiting now");
       process.exit(1);
     }, SHUTDOWN_DEADLINE_MS);
+    await mcp.close();
     await server.close();
     await jobs.shutdown();
     rmSync(daemonFile, { force: true });

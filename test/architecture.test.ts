@@ -49,13 +49,15 @@ const FORBIDDEN: Record<string, string[]> = {
     "daemon/activity",
   ],
   "client/": ["daemon/", "cli/", "bench/", "test/"],
+  // The MCP server is a client of the daemon like any program: the typed client and the protocol only.
+  "mcp/": ["daemon/", "cli/", "bench/", "test/"],
 };
 
 /** The one door between jobs and runners: the RunContext type a job hands its runner. */
 const ALLOWED_SEAM = "daemon/runners/context";
 
 describe("dependencies point one way", () => {
-  const files = [...sources("protocol"), ...sources("daemon"), ...sources("cli"), ...sources("client")];
+  const files = [...sources("protocol"), ...sources("daemon"), ...sources("cli"), ...sources("client"), ...sources("mcp")];
 
   it.each(Object.keys(FORBIDDEN))("%s imports nothing it must not", (folder) => {
     const violations = files
@@ -71,6 +73,16 @@ describe("dependencies point one way", () => {
   it("sees static and dynamic imports (so the rules above can fail)", () => {
     expect(localImports("daemon/main.ts")).toContain("daemon/server/server");
     expect(localImports("cli/main.ts")).toContain("daemon/main");
+  });
+
+  it("the daemon loads mcp/ and the MCP SDK only by dynamic import (idle RSS and job starts must not pay for them)", () => {
+    // Value imports only: `import type` is erased by tsc and loads nothing.
+    const loaded = files
+      .filter((f) => f.startsWith("daemon/"))
+      .flatMap((f) => [...readFileSync(join(ROOT, f), "utf8").matchAll(/^import\s+(?!type\s)[^;]*?from\s+"([^"]+)"/gm)].map((m) => `${f} → ${m[1]}`))
+      .filter((edge) => edge.includes("/mcp/") || edge.includes("@modelcontextprotocol/"));
+    expect(loaded).toEqual([]);
+    expect(localImports("daemon/mcp-route.ts")).toContain("mcp/http");
   });
 
   it("only the CLI's `hotline daemon` reaches daemon/main", () => {

@@ -1,16 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { execFileSync } from "node:child_process";
 import { useDaemon } from "./helpers/daemon.js";
-
-/** Pids of every live process (zombies are dead, merely unreaped) whose process group is `pgid`. */
-function groupMembers(pgid: number): number[] {
-  const out = execFileSync("ps", ["-e", "-o", "pid=,pgid=,stat="], { encoding: "utf8" });
-  return out
-    .split("\n")
-    .map((l) => l.trim().split(/\s+/))
-    .filter(([, g, stat]) => Number(g) === pgid && !stat?.startsWith("Z"))
-    .map(([p]) => Number(p));
-}
+import { groupMembers } from "./helpers/process-group.js";
 
 describe("shell and terminal jobs", () => {
   const t = useDaemon();

@@ -1,0 +1,51 @@
+import type { ServerResponse } from "node:http";
+import type { HttpRoute } from "./server/http-routes.js";
+import { checkUpgrade } from "./server/upgrade-guard.js";
+import type { TokenStore } from "./tokens/store.js";
+import type { McpHttpEndpoint } from "../mcp/http.js";
+
+export interface McpRouteOptions {
+  tokens: TokenStore;
+  allowedOrigins: readonly string[];
+  /** The largest request body (maxPayloadBytes). */
+  maxBodyBytes: number;
+  /** The daemon's WebSocket URL, known once it listens. */
+  url: () => string;
+}
+
+/** MCP sessions at once (each holds a client connection, counted in maxConnections too). */
+const MAX_SESSIONS = 16;
+/** A session with no request for this long is closed with its connection. */
+const SESSION_IDLE_MS = 10 * 60_000;
+
+function refuse(res: ServerResponse, status: number, code: string, message: string): void {
+  res.writeHead(status, { "Content-Type": "application/json" });
+  res.end(JSON.stringify({ ok: false, error: { code, message } }));
+}
+
+/** The /mcp route and a way to end its sessions at shutdown. */
+export interface McpRoute extends HttpRoute {
+  close(): Promise<void>;
+}
+
+/**
+ * MCP over Streamable HTTP on the daemon's port. Authenticated exactly like the WebSocket upgrade
+ * (same token rule, same Origin rule, same 401/403 bodies). The SDK and mcp/ are loaded on the
+ * first authorised request only, so a daemon nobody asks for MCP never pays for them.
+ */
+export function mcpRoute(options: McpRouteOptions): McpRoute {
+  let endpoint: Promise<McpHttpEndpoint> | undefined;
+  return {
+    prefix: "/mcp",
+    async handle(req, res) {
+      const verdict = checkUpgrade(req, options.tokens, options.allowedOrigins);
+      if (!verdict.ok) return refuse(res, verdict.status, verdict.code, verdict.message);
+      const token = req.headers.authorization!.slice("Bearer ".length).trim();
+      endpoint ??= import("../mcp/http.js").then((m) => new m.McpHttpEndpoint({ url: options.url(), maxSessions: MAX_SESSIONS, idleMs: SESSION_IDLE_MS, maxBodyBytes: options.maxBodyBytes }));
+      await (await endpoint).handle(req, res, { token, tokenId: verdict.tokenId });
+    },
+    async close() {
+      await (await endpoint)?.close();
+    },
+  };
+}

@@ -1,0 +1,54 @@
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { CallToolRequestSchema, ListResourcesRequestSchema, ListResourceTemplatesRequestSchema, ListToolsRequestSchema, ReadResourceRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { HotlineError, type ActionName, type HotlineClient } from "../client/index.js";
+import type { Scope } from "../protocol/define.js";
+import { callJobTool, type CallContext } from "./job-call.js";
+import { listResources, readResource, RESOURCE_TEMPLATES, GUIDE_URI } from "./resources.js";
+import { actionResult, errorResult } from "./results.js";
+import { actionOfTool, buildTools, startsJob, toolName, type ToolDescription } from "./tools.js";
+
+const INSTRUCTIONS = [
+  "hotline is a daemon inside this sandbox that runs commands as managed jobs, downloads and extracts files, prepares Nix environments and manages git worktrees for tasks.",
+  `Before the first call, read the resource ${GUIDE_URI} (the agent guide): it documents every tool's parameters, results, errors and how jobs behave.`,
+  `Run commands with ${toolName("shell")}: a short command returns its output in one call; a long one returns its job id and the next call to make (${toolName("jobs.wait")}, ${toolName("jobs.output")}, ${toolName("jobs.cancel")}).`,
+  "Job output is also the resource hotline://jobs/{id}/output. Errors come back as tool results with a stable code, a message and the path of the bad parameter.",
+].join("\n");
+
+/** The package's name and version as the MCP server reports them. */
+export interface ServerIdentity {
+  name: string;
+  version: string;
+}
+
+/**
+ * One MCP session's server over one client connection to the daemon: tools generated from
+ * protocol/ (only observe tools for an observe token), results shaped for agents, the guide as a
+ * resource. Every call goes to the daemon through the client, so its scopes and errors apply unchanged.
+ */
+export async function createMcpServer(client: HotlineClient): Promise<Server> {
+  const info = await client.request("state.info");
+  const scope: Scope = info.scope === "manage" ? "manage" : "observe";
+  let tools: Promise<ToolDescription[]> | undefined;
+  const listTools = (): Promise<ToolDescription[]> => (tools ??= client.request("state.guide").then((g) => buildTools(scope, g.text)));
+  const server = new Server({ name: "hotline", version: info.version }, { capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS });
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await listTools() }));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const action = actionOfTool(request.params.name);
+    if (!action) return errorResult(new HotlineError("unknown_action", `no tool ${request.params.name}; tools/list shows the tools of this token`));
+    const params = request.params.arguments ?? {};
+    const token = request.params._meta?.progressToken;
+    const ctx: CallContext = { signal: extra.signal };
+    if (token !== undefined) ctx.progress = (update) => extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, ...update } });
+    try {
+      if (startsJob(action)) return await callJobTool(client, action, params, ctx);
+      return actionResult(action.name, await client.request(action.name as ActionName, params as never));
+    } catch (err) {
+      return errorResult(err);
+    }
+  });
+  server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: await listResources(client) }));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({ resourceTemplates: RESOURCE_TEMPLATES }));
+  server.setRequestHandler(ReadResourceRequestSchema, async (request) => readResource(client, request.params.uri));
+  return server;
+}

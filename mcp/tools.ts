@@ -1,0 +1,82 @@
+import type { ActionDefinition, Scope } from "../protocol/define.js";
+import { ACTIONS } from "../protocol/index.js";
+import { publishedSchemas } from "../protocol/json-schema.js";
+import { keyRules } from "./guide-rules.js";
+
+/**
+ * Actions that get no MCP tool, each with the reason. A test fails when an action has neither a
+ * tool nor an entry here, so a new action is a decision, not an accident.
+ */
+export const EXCLUDED: Readonly<Record<string, string>> = {
+  // A follow pushes events on the caller's connection for as long as the job runs; an MCP tool
+  // call has one result. Waiting tool calls report the same events as notifications/progress.
+  "jobs.follow": "MCP has no event stream per tool call: waiting tool calls send notifications/progress instead",
+  // Only meaningful on the connection that called jobs.follow, which MCP never opens.
+  "jobs.unfollow": "stops a jobs.follow, which MCP does not offer",
+};
+
+/** One tool as tools/list shows it. */
+export interface ToolDescription {
+  name: string;
+  description: string;
+  inputSchema: { type: "object"; [key: string]: unknown };
+  outputSchema?: { type: "object"; [key: string]: unknown };
+  annotations: { title: string; readOnlyHint: boolean };
+}
+
+/** `files.download` → `files_download`: MCP clients accept only [A-Za-z0-9_-] in tool names. */
+export function toolName(action: string): string {
+  return action.replace(/\./g, "_");
+}
+
+/** The actions that have a tool, generated from protocol/ (a new action appears with no edit here). */
+export function toolActions(actions: readonly ActionDefinition[] = ACTIONS): ActionDefinition[] {
+  return actions.filter((a) => !(a.name in EXCLUDED));
+}
+
+/** The action a tool name stands for, or undefined. */
+export function actionOfTool(name: string, actions: readonly ActionDefinition[] = ACTIONS): ActionDefinition | undefined {
+  return toolActions(actions).find((a) => toolName(a.name) === name);
+}
+
+/**
+ * An action that starts a job: its params take `wait` and its result carries the job's status as
+ * `job` (shell, files.*, prepare …). jobs.wait returns `job` too but starts nothing (no `wait`).
+ */
+export function startsJob(action: ActionDefinition): boolean {
+  const result = action.result as { properties?: Record<string, unknown> };
+  return "wait" in action.params.properties && result.properties?.job !== undefined;
+}
+
+/** The MCP layer waits this long for a started job by default (the tool's `wait` overrides it). */
+export const DEFAULT_WAIT_MS = 30_000;
+
+const JOB_RULE =
+  `Waits up to \`wait\` ms (default ${DEFAULT_WAIT_MS}) for the job to end: then the result has the output (head and tail when long). ` +
+  "Otherwise it has the status, the output so far and the next call to make (jobs_wait, jobs_output, jobs_cancel). " +
+  "With a progressToken it sends progress notifications; cancelling the call cancels the job.";
+
+/**
+ * The tools a token of `scope` may call: `inputSchema` is the action's published params schema
+ * (schemas/actions/<name>.params.json), `outputSchema` its result schema when that is an object.
+ */
+export function buildTools(scope: Scope, guide: string, actions: readonly ActionDefinition[] = ACTIONS): ToolDescription[] {
+  const schemas = publishedSchemas(actions);
+  return toolActions(actions)
+    .filter((a) => scope === "manage" || a.scope === "observe")
+    .map((action) => {
+      const rules = keyRules(guide, action.name);
+      const description = [action.summary, startsJob(action) ? JOB_RULE : "", rules].filter(Boolean).join("\n\n");
+      const inputSchema = schemas.get(`actions/${action.name}.params.json`) as ToolDescription["inputSchema"];
+      const result = schemas.get(`actions/${action.name}.result.json`) as { type?: unknown };
+      const tool: ToolDescription = {
+        name: toolName(action.name),
+        description,
+        inputSchema,
+        annotations: { title: action.name, readOnlyHint: action.scope === "observe" },
+      };
+      // MCP requires an object outputSchema; a result of another shape is described by the text only.
+      if (result.type === "object") tool.outputSchema = result as ToolDescription["outputSchema"];
+      return tool;
+    });
+}
