@@ -1,4 +1,4 @@
-import { write } from "node:fs";
+import { closeSync, constants as fsConstants, openSync, write } from "node:fs";
 import { constants } from "node:os";
 import { spawn } from "node-pty";
 import type { RunContext } from "./context.js";
@@ -41,6 +41,23 @@ function terminalWriter(term: ReturnType<typeof spawn>, ended: Promise<unknown>)
   };
 }
 
+/**
+ * Opens the terminal's slave side in the daemon too. Linux hands bytes the job wrote last to the
+ * master asynchronously; when the job's exit closes the last slave descriptor, the master read
+ * can fail (EIO) before they arrive, and node-pty then closes the terminal and loses them (seen:
+ * 4 of 120 short jobs lost their last line). While we hold the slave, the master never sees EIO:
+ * node-pty reads on until its post-exit grace (200 ms) and only then closes.
+ */
+function holdSlave(term: ReturnType<typeof spawn>): number | undefined {
+  const path = (term as unknown as { _pty?: unknown })._pty;
+  if (typeof path !== "string" || !path.startsWith("/dev/")) return undefined;
+  try {
+    return openSync(path, fsConstants.O_RDWR | fsConstants.O_NOCTTY | fsConstants.O_NONBLOCK);
+  } catch {
+    return undefined; // no worse than before: only the last bytes are at risk
+  }
+}
+
 const SIGNAL_NAMES = new Map(Object.entries(constants.signals).map(([name, n]) => [n as number, name]));
 
 /**
@@ -65,6 +82,7 @@ export function startPty(
   } catch (err) {
     return { control: { input: async () => -1, kill: () => {} }, done: Promise.resolve({ spawnError: (err as Error).message }) };
   }
+  const slave = holdSlave(term);
   term.onData((data: string | Buffer) => ctx.output("pty", typeof data === "string" ? Buffer.from(data) : data));
   if (typeof spec.stdin === "string") term.write(spec.stdin);
 
@@ -75,6 +93,7 @@ export function startPty(
 
   const done = new Promise<ProcessExit>((resolve) => {
     term.onExit(({ exitCode, signal }) => {
+      if (slave !== undefined) closeSync(slave);
       ctx.signal.removeEventListener("abort", onAbort);
       terminateGroup(term.pid); // background children left in its group
       if (spec.jobId !== undefined) reapMarked(spec.jobId);
