@@ -19,6 +19,8 @@ export interface ConnectOptions extends DirectoryOptions {
   headers?: Record<string, string>;
   /** How long opening a connection may take before it fails with `unavailable` (default 10 s). */
   connectTimeoutMs?: number;
+  /** Open no connection in connect(): the first request or follow opens it (and reports a missing daemon). */
+  lazy?: boolean;
   /** How a follow reconnects after a dropped socket (default 5 attempts, back-off from 100 ms). */
   reconnect?: Partial<ReconnectPolicy>;
 }
@@ -71,10 +73,10 @@ export class HotlineClient {
     this.reconnect = { attempts: options.reconnect?.attempts ?? 5, delayMs: options.reconnect?.delayMs ?? 100 };
   }
 
-  /** Connects (the first connection is opened here, so a wrong URL or token fails now). */
+  /** Connects (the first connection is opened here, so a wrong URL or token fails now — unless `lazy`). */
   static async connect(options: ConnectOptions = {}): Promise<HotlineClient> {
     const client = new HotlineClient(endpointResolver(options), options);
-    await client.connection();
+    if (!options.lazy) await client.connection();
     return client;
   }
 
