@@ -26,7 +26,7 @@ export interface ConnectOptions extends DirectoryOptions {
 }
 
 /** The params argument may be left out when the action has no required field. */
-type ParamsArg<N extends ActionName> = {} extends ParamsFor<N> ? [params?: ParamsFor<N>] : [params: ParamsFor<N>];
+export type ParamsArg<N extends ActionName> = {} extends ParamsFor<N> ? [params?: ParamsFor<N>] : [params: ParamsFor<N>];
 
 /** What `shell` resolves with: the job handle and status, and the inline output when `wait` saw the job end. */
 export interface ShellResult {
