@@ -67,7 +67,7 @@ export async function filesBenchmarks(options: { runs?: number; downloadBytes?: 
       1,
       async () => {
         rmSync(dest, { force: true });
-        const { job } = await daemon.client.request<{ job: { state: string; error?: unknown } }>("files.download", { url: `${server.url}/big`, dest, wait: 600_000 });
+        const { job } = await daemon.client.request("files.download", { url: `${server.url}/big`, dest, wait: 600_000 });
         if (job.state !== "succeeded") throw new Error(`download failed: ${JSON.stringify(job.error)}`);
       },
       async () => {
@@ -96,7 +96,7 @@ export async function filesBenchmarks(options: { runs?: number; downloadBytes?: 
       for (let i = 0; i < n; i++) rmSync(join(work, `out${i}`), { recursive: true, force: true });
     };
     const extract = async (archive: string) => {
-      const { job } = await daemon.client.request<{ job: { state: string; error?: unknown } }>("files.extract", { archive, dest: outDir(), wait: 600_000 });
+      const { job } = await daemon.client.request("files.extract", { archive, dest: outDir(), wait: 600_000 });
       if (job.state !== "succeeded") throw new Error(`extract failed: ${JSON.stringify(job.error)}`);
     };
     for (const [label, archive, baselineName, baseline] of [
