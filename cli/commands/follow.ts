@@ -20,7 +20,7 @@ export interface FollowOptions {
 function wireEvent(event: FollowEvent): Record<string, unknown> {
   if (event.event !== "job.output") return event;
   const { bytes, ...header } = event;
-  return { ...header, ...encodeBytes(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length)) };
+  return { ...header, ...encodeBytes(bytes) };
 }
 
 /**
