@@ -30,12 +30,21 @@ function parseBinary(data: Buffer): Incoming {
   return { kind: "event", event, frame: event };
 }
 
+/**
+ * A text event's bytes. All-ASCII text (its UTF-8 length is its length) is copied as latin1, which
+ * is the same bytes at a third of the cost of encoding UTF-8: a JSON follower decodes every chunk.
+ */
+function textBytes(text: string, encoding: JobOutputEvent["encoding"]): Buffer {
+  if (encoding === "base64") return Buffer.from(text, "base64");
+  return Buffer.from(text, Buffer.byteLength(text, "utf8") === text.length ? "latin1" : "utf8");
+}
+
 function parseText(data: Buffer): Incoming {
   const frame = JSON.parse(data.toString("utf8")) as Record<string, unknown>;
   if (typeof frame.event === "string") {
     if (frame.event !== "job.output") return { kind: "event", event: frame as FollowEvent, frame };
     const { data: text, encoding, ...header } = frame as JobOutputEvent;
-    return { kind: "event", event: { ...header, bytes: Buffer.from(text, encoding === "base64" ? "base64" : "utf8") }, frame };
+    return { kind: "event", event: { ...header, bytes: textBytes(text, encoding) }, frame };
   }
   if (frame.ok === true) return { kind: "reply", id: frame.id, ok: true, result: frame.result, frame };
   if (frame.ok === false) return { kind: "reply", id: frame.id, ok: false, error: frame.error as WireError, frame };
