@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { HotlineClient } from "../cli/client.js";
+import { HotlineClient } from "../client/index.js";
 
 /** One row of the benchmark table: a measured value against a baseline measured in the same run. */
 export interface BenchRow {
@@ -94,7 +94,7 @@ export async function startBenchDaemon(extraEnv: Record<string, string> = {}, ar
     proc.once("exit", (code) => reject(new Error(`daemon exited ${code}`)));
   });
   const token = readFileSync(join(dir, "config", "token"), "utf8").trim();
-  const client = await HotlineClient.connect(url, token);
+  const client = await HotlineClient.connect({ url, token });
   return {
     proc,
     client,
@@ -103,7 +103,7 @@ export async function startBenchDaemon(extraEnv: Record<string, string> = {}, ar
     dir,
     rssBytes: () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${proc.pid}/status`, "utf8"))![1]) * 1024,
     stop: async () => {
-      client.close();
+      await client.close();
       proc.kill("SIGTERM");
       await new Promise((r) => proc.once("exit", r));
       rmSync(dir, { recursive: true, force: true });

@@ -72,7 +72,7 @@ export async function coreBenchmarks(): Promise<BenchRow[]> {
     rows.push(row("shell job `true` start→exit vs child_process.spawn", job, bare, "ms", "<= 1.3x", (r) => r <= 1.3));
 
     // 3. 256 MiB of finished job output to one follower vs the same bytes over a raw ws stream.
-    const { job: big } = await daemon.client.request<{ job: { id: string } }>("shell", { command: `head -c ${STREAM_BYTES} /dev/zero | tr '\\0' 'a'`, wait: 120_000 });
+    const { job: big } = await daemon.client.request("shell", { command: `head -c ${STREAM_BYTES} /dev/zero | tr '\\0' 'a'`, wait: 120_000 });
     const rawMs = await timeMedian(3, 1, async () => {
       let got = 0;
       await new Promise<void>((resolve) => {
@@ -91,17 +91,10 @@ export async function coreBenchmarks(): Promise<BenchRow[]> {
     const follow = (binary: boolean) =>
       timeMedian(3, 1, async () => {
         let got = 0;
-        await new Promise<void>((resolve, reject) => {
-          const off = daemon.client.onEvent((event) => {
-            if (event.job !== big.id) return;
-            if (event.event === "job.output") got += binary ? (event.bytes as Buffer).length : (event.data as string).length;
-            else if (event.event === "job.exit") {
-              off();
-              resolve();
-            }
-          });
-          daemon.client.request("jobs.follow", { job: big.id, from: 0, binary }).catch(reject);
-        });
+        // The client library's follow (a connection of its own, as every follower of it has).
+        for await (const event of daemon.client.job(big.id).follow({ binary })) {
+          if (event.event === "job.output") got += event.bytes.length;
+        }
         if (got !== STREAM_BYTES) throw new Error(`follower got ${got} bytes`);
       });
     const mibps = (ms: number): number => STREAM_BYTES / 1024 / 1024 / (ms / 1000);
@@ -111,24 +104,27 @@ export async function coreBenchmarks(): Promise<BenchRow[]> {
     rows.push(row("256 MiB job output to a follower, binary frames, vs raw ws stream", mibps(binaryMs), mibps(rawMs), "MiB/s", ">= 0.8x", (r) => r >= 0.8, ratioOf(binaryMs)));
     rows.push(row("256 MiB job output to a follower, JSON events, vs raw ws stream", mibps(jsonMs), mibps(rawMs), "MiB/s", "(informational)", () => true, ratioOf(jsonMs)));
     // 4. Health check latency while a job floods its output to a follower (OpenHands' budget: p95 <= 50 ms).
-    const flood = await daemon.client.request<{ job: { id: string } }>("shell", { command: "yes 'flooding the log' | head -c 1073741824" });
+    //    The health checks share the flooded connection, as a client that follows and asks at once would.
+    const flood = await daemon.client.request("shell", { command: "yes 'flooding the log' | head -c 1073741824" });
+    const flooded = await daemon.client.openConnection();
     const floodDone = new Promise<void>((resolve) => {
-      const off = daemon.client.onEvent((event) => {
+      const off = flooded.onEvent((event) => {
         if (event.job === flood.job.id && event.event === "job.exit") {
           off();
           resolve();
         }
       });
     });
-    await daemon.client.request("jobs.follow", { job: flood.job.id, binary: true });
+    await flooded.request("jobs.follow", { job: flood.job.id, binary: true });
     const busy: number[] = [];
     for (let i = 0; i < 300; i++) {
       const t = performance.now();
-      await daemon.client.request("state.info");
+      await flooded.request("state.info", {});
       busy.push(performance.now() - t);
     }
     await daemon.client.request("jobs.cancel", { job: flood.job.id, graceMs: 0 });
     await floodDone;
+    await flooded.close();
     const p95 = busy.sort((a, b) => a - b)[Math.floor(busy.length * 0.95)]!;
     rows.push(row("state.info p95 while a job floods a follower vs idle median", p95, infoRtt, "ms", "p95 <= 50 ms", () => p95 <= 50));
     echoWs.close();
@@ -161,19 +157,18 @@ async function memoryRows(): Promise<BenchRow[]> {
     const pipelined = await peakUnderPipeliningClient(daemon);
 
     // A follower whose socket is paused: the daemon must not buffer the job's output for it.
-    const { HotlineClient } = await import("../cli/client.js");
-    const slow = await HotlineClient.connect(daemon.url, daemon.token);
-    const { job } = await daemon.client.request<{ job: { id: string } }>("shell", { command: `head -c ${512 * 1024 * 1024} /dev/zero | tr '\\0' 'b'` });
+    const slow = await daemon.client.openConnection();
+    const { job } = await daemon.client.request("shell", { command: `head -c ${512 * 1024 * 1024} /dev/zero | tr '\\0' 'b'` });
     await slow.request("jobs.follow", { job: job.id });
-    (slow.ws as unknown as { _socket: { pause(): void } })._socket.pause();
+    slow.pause();
     let peak = 0;
     for (;;) {
       peak = Math.max(peak, daemon.rssBytes());
-      const status = await daemon.client.request<{ state: string }>("jobs.status", { job: job.id });
+      const status = await daemon.client.request("jobs.status", { job: job.id });
       if (status.state !== "running") break;
       await new Promise((r) => setTimeout(r, 50));
     }
-    slow.ws.terminate();
+    (slow.socket as WebSocket).terminate();
     const MB = 1024 * 1024;
     const flat = (v: number): boolean => v - idle <= 20 * MB;
     return [
@@ -202,7 +197,7 @@ const PIPELINED_REQUESTS = 300;
  * reads everything, so the daemon is idle again for the next row.
  */
 export async function peakUnderPipeliningClient(daemon: BenchDaemon): Promise<number> {
-  const { job } = await daemon.client.request<{ job: { id: string } }>("shell", { command: "yes hotline | head -c 67108864", wait: 60_000 });
+  const { job } = await daemon.client.request("shell", { command: "yes hotline | head -c 67108864", wait: 60_000 });
   const ws = new WebSocket(daemon.url, { headers: { authorization: `Bearer ${daemon.token}` }, perMessageDeflate: false });
   await new Promise((resolve, reject) => ws.once("open", resolve).once("error", reject));
   const socket = (ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;

@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { HotlineClient } from "../cli/client.js";
+import { connect } from "../client/index.js";
 import { type BenchDaemon, type BenchRow, median, row, startBenchDaemon, timeMedian, timePairs } from "./common.js";
 
 /**
@@ -86,7 +86,7 @@ async function extractionResponsiveness(daemon: BenchDaemon, work: string): Prom
   writeFileSync(nasty, zstdRawBlocks(await tarOf(one("pad.bin", 18_000), "pad.bin"), 1));
   const wide = join(work, "wide.tar.zst");
   writeFileSync(wide, zstdRawBlocks(await tarOf(one("big.bin", 40 * 1024 * 1024), "big.bin"), 128 * 1024));
-  const probe = await HotlineClient.connect(daemon.url, daemon.token);
+  const probe = await connect({ url: daemon.url, token: daemon.token });
   try {
     const idle: number[] = [];
     for (let i = 0; i < 50; i++) {
@@ -97,7 +97,7 @@ async function extractionResponsiveness(daemon: BenchDaemon, work: string): Prom
     const busy: number[] = [];
     for (const [archive, expected] of [[nasty, "failed"], [wide, "succeeded"]] as const) {
       let done = false;
-      const extracting = daemon.client.request<{ job: { state: string } }>("files.extract", { archive, dest: join(work, `out-${busy.length}`), wait: 600_000 }).finally(() => (done = true));
+      const extracting = daemon.client.request("files.extract", { archive, dest: join(work, `out-${busy.length}`), wait: 600_000 }).finally(() => (done = true));
       while (!done) {
         const t = performance.now();
         await probe.request("state.info");
@@ -109,7 +109,7 @@ async function extractionResponsiveness(daemon: BenchDaemon, work: string): Prom
     const p99 = busy.sort((a, b) => a - b)[Math.floor(busy.length * 0.99)]!;
     return row(`state.info p99 while extracting hostile tar.zst (${busy.length} samples) vs idle median`, p99, median(idle), "ms", "p99 <= 100 ms", () => p99 <= 100);
   } finally {
-    probe.close();
+    await probe.close();
   }
 }
 
@@ -134,7 +134,7 @@ export async function filesBenchmarks(options: { runs?: number; downloadBytes?: 
       1,
       async () => {
         rmSync(dest, { force: true });
-        const { job } = await daemon.client.request<{ job: { state: string; error?: unknown } }>("files.download", { url: `${server.url}/big`, dest, wait: 600_000 });
+        const { job } = await daemon.client.request("files.download", { url: `${server.url}/big`, dest, wait: 600_000 });
         if (job.state !== "succeeded") throw new Error(`download failed: ${JSON.stringify(job.error)}`);
       },
       async () => {
@@ -161,7 +161,7 @@ export async function filesBenchmarks(options: { runs?: number; downloadBytes?: 
       for (let i = 0; i < n; i++) rmSync(join(work, `out${i}`), { recursive: true, force: true });
     };
     const extract = async (archive: string) => {
-      const { job } = await daemon.client.request<{ job: { state: string; error?: unknown } }>("files.extract", { archive, dest: outDir(), wait: 600_000 });
+      const { job } = await daemon.client.request("files.extract", { archive, dest: outDir(), wait: 600_000 });
       if (job.state !== "succeeded") throw new Error(`extract failed: ${JSON.stringify(job.error)}`);
     };
     for (const [label, archive, baselineName, baseline] of [

@@ -38,10 +38,11 @@ export async function fsBenchmarks(options: { runs?: number } = {}): Promise<Ben
     const file = join(work, "big.txt");
     writeFileSync(file, Buffer.alloc(READ_BYTES, "0123456789abcdef\n"));
     // As `hotline cat` does it: 4 MiB slices, three requests in flight; JSON text or binary frames.
+    const connection = await daemon.client.openConnection();
     const readOurs = (binary: boolean) => async () => {
       let got = 0;
       let sha256: string | undefined;
-      for await (const r of readSlices(daemon.client, file, { binary })) {
+      for await (const r of readSlices(connection, file, { binary })) {
         got += r.bytes.length;
         sha256 = r.sha256;
       }
@@ -49,19 +50,9 @@ export async function fsBenchmarks(options: { runs?: number } = {}): Promise<Ben
     };
     // `cat` as a shell job, its output followed to the end (JSON events, or binary frames).
     const readShell = (binary: boolean) => async () => {
-      const { job } = await daemon.client.request<{ job: { id: string } }>("shell", { command: ["cat", file] });
+      const { job } = await daemon.client.request("shell", { command: ["cat", file] });
       let got = 0;
-      await new Promise<void>((resolve, reject) => {
-        const off = daemon.client.onEvent((event) => {
-          if (event.job !== job.id) return;
-          if (event.event === "job.output") got += event.bytes ? (event.bytes as Buffer).length : Buffer.byteLength(event.data as string);
-          else if (event.event === "job.exit") {
-            off();
-            resolve();
-          }
-        });
-        daemon.client.request("jobs.follow", { job: job.id, from: 0, binary }).catch(reject);
-      });
+      for await (const event of daemon.client.job(job.id).follow({ binary })) if (event.event === "job.output") got += event.bytes.length;
       if (got !== READ_BYTES) throw new Error(`cat through shell got ${got} bytes`);
     };
     for (const binary of [true, false]) {
@@ -88,7 +79,7 @@ export async function fsBenchmarks(options: { runs?: number } = {}): Promise<Ben
         runs * 3,
         2,
         async () => {
-          const r = await daemon.client.request<{ matches: unknown[]; more: boolean }>("files.search", { path: repo, pattern, maxResults: 10000 });
+          const r = await daemon.client.request("files.search", { path: repo, pattern, maxResults: 10000 });
           if (r.matches.length !== expected || r.more) throw new Error(`files.search found ${r.matches.length}`);
         },
         gitGrep(pattern),

@@ -4,12 +4,13 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { HotlineClient } from "../cli/client.js";
+import type { HotlineClient } from "../client/index.js";
 import { nixArgs } from "../daemon/runners/nix-cli.js";
+import type { JobStatus } from "../protocol/common.js";
 import { type BenchRow, median, ROOT, startBenchDaemon } from "./common.js";
 
-async function waitJob(client: HotlineClient, id: string): Promise<Record<string, unknown>> {
-  const { job } = await client.request<{ job: Record<string, unknown> }>("jobs.wait", { job: id, timeoutMs: 120_000 });
+async function waitJob(client: HotlineClient, id: string): Promise<JobStatus> {
+  const { job } = await client.request("jobs.wait", { job: id, timeoutMs: 120_000 });
   return job;
 }
 
@@ -26,7 +27,7 @@ export async function benchPrepare(options: { iterations?: number; nixpkgs?: str
   try {
     const { client } = daemon;
     const params = { workspace: ws, packages: ["hello-a", "tools.greeter", "hooked"] };
-    const first = await client.request<{ ready: boolean; job?: { id: string } }>("prepare", params);
+    const first = await client.request("prepare", params);
     if (!first.ready) {
       const job = await waitJob(client, first.job!.id);
       if (job.state !== "succeeded") throw new Error(`bench prepare failed: ${JSON.stringify(job.error)}`);
@@ -35,7 +36,7 @@ export async function benchPrepare(options: { iterations?: number; nixpkgs?: str
     const hits: number[] = [];
     for (let i = 0; i < n; i++) {
       const t = process.hrtime.bigint();
-      const r = await client.request<{ ready: boolean }>("prepare", params);
+      const r = await client.request("prepare", params);
       hits.push(Number(process.hrtime.bigint() - t) / 1e6);
       if (!r.ready) throw new Error("cached prepare was not ready");
     }
@@ -52,7 +53,7 @@ export async function benchPrepare(options: { iterations?: number; nixpkgs?: str
     const spawnWithout: number[] = [];
     const shell = async (cwd: string) => {
       const t = process.hrtime.bigint();
-      const r = await client.request<{ job: { state: string } }>("shell", { command: ["true"], cwd, wait: 30_000 });
+      const r = await client.request("shell", { command: ["true"], cwd, wait: 30_000 });
       const ms = Number(process.hrtime.bigint() - t) / 1e6;
       if (r.job.state !== "succeeded") throw new Error(`spawn bench job ${r.job.state}`);
       return ms;
@@ -84,7 +85,7 @@ async function timedPrepare(env: Record<string, string>, packages: string[]): Pr
     const ws = join(daemon.dir, "ws");
     mkdirSync(ws);
     const t = process.hrtime.bigint();
-    const reply = await daemon.client.request<{ ready: boolean; job?: { id: string } }>("prepare", { workspace: ws, packages });
+    const reply = await daemon.client.request("prepare", { workspace: ws, packages });
     const job = await waitJob(daemon.client, reply.job!.id);
     const ms = Number(process.hrtime.bigint() - t) / 1e6;
     if (job.state !== "succeeded") throw new Error(`bench prepare failed: ${JSON.stringify(job.error)}`);

@@ -1,76 +1,97 @@
-import WebSocket from "ws";
-import type { WireError } from "../protocol/errors.js";
+import { join } from "node:path";
+import { HotlineClient, type ParamsArg } from "../client/client.js";
+import type { Connection } from "../client/connection.js";
+import { discoverDaemon } from "../client/discovery.js";
+import { HotlineError } from "../client/errors.js";
+import type { FollowOptions, FollowStream } from "../client/follow.js";
+import type { ActionName, ResultFor } from "../protocol/index.js";
+import { NoDaemon } from "./exit-codes.js";
 
-export class RequestFailed extends Error {
-  constructor(readonly error: WireError) {
-    super(`${error.code}: ${error.message}${error.path !== undefined ? ` (at ${error.path})` : ""}`);
-  }
+/** Where the CLI looks for its daemon: the directories (from its config rules) and --url / --token-file. */
+export interface DaemonWhere {
+  stateDir: string;
+  configDir: string;
+  /** --url: a daemon that daemon.json does not name. */
+  url?: string;
+  /** --token-file: its token (default <config>/token). */
+  tokenFile?: string;
 }
 
-type Pending = { resolve: (v: unknown) => void; reject: (e: Error) => void };
+/**
+ * The CLI's way to its daemon, on the hotline/client library. Nothing is opened until the first
+ * request or follow, so verbs that need no daemon (`hotline schema`) work without one. A daemon
+ * that cannot be reached, or that goes away before it answers, is NoDaemon (exit 69); the
+ * daemon's own error replies reject as HotlineError (exit 1).
+ */
+export class CliClient {
+  private client: Promise<HotlineClient> | undefined;
+  private connection: Promise<Connection> | undefined;
 
-/** A small WebSocket client: request/reply matched by id, events to listeners. */
-export class HotlineClient {
-  private nextId = 1;
-  private readonly pending = new Map<number, Pending>();
-  private readonly listeners = new Set<(event: Record<string, unknown>) => void>();
+  constructor(private readonly where: DaemonWhere) {
+    if (where.url !== undefined && !/^wss?:\/\//.test(where.url)) {
+      throw new Error(`--url ${where.url}: expected the daemon's ws:// URL (a repository's clone URL goes to repos add --origin)`);
+    }
+  }
 
-  private constructor(readonly ws: WebSocket) {
-    ws.on("message", (data: Buffer, isBinary: boolean) => {
-      if (isBinary) {
-        // A binary job.output frame (jobs.follow with binary: true): length-prefixed JSON header, then raw bytes.
-        const headerLength = data.readUInt32BE(0);
-        const event = JSON.parse(data.subarray(4, 4 + headerLength).toString()) as Record<string, unknown>;
-        event.bytes = data.subarray(4 + headerLength);
-        for (const l of this.listeners) l(event);
-        return;
+  /** Typed by protocol/: the action name, its params and its result. */
+  request<N extends ActionName>(action: N, ...params: ParamsArg<N>): Promise<ResultFor<N>>;
+  /** Any action and params, the result cast to T: for `hotline send` and params built at run time. */
+  request<T = Record<string, unknown>>(action: string, params?: Record<string, unknown>): Promise<T>;
+  async request(action: string, params: object = {}): Promise<unknown> {
+    const connection = await this.ready();
+    try {
+      return await connection.request(action, params);
+    } catch (err) {
+      // The connection closed under the request: the daemon stopped or died (its replies keep it open).
+      if (connection.closed && err instanceof HotlineError && err.code === "unavailable") throw new NoDaemon(err.message);
+      throw err;
+    }
+  }
+
+  /** Opens the connection requests use (once); a daemon that is not there is NoDaemon. */
+  ready(): Promise<Connection> {
+    this.connection ??= (async () => {
+      try {
+        return await (await this.library()).openConnection();
+      } catch (err) {
+        throw this.unreachable(err);
       }
-      const frame = JSON.parse(data.toString()) as Record<string, unknown>;
-      if (typeof frame.event === "string") {
-        for (const l of this.listeners) l(frame);
-        return;
-      }
-      const p = this.pending.get(frame.id as number);
-      if (!p) return;
-      this.pending.delete(frame.id as number);
-      if (frame.ok) p.resolve(frame.result);
-      else p.reject(new RequestFailed(frame.error as WireError));
-    });
-    ws.on("close", () => {
-      for (const p of this.pending.values()) p.reject(new Error("connection closed"));
-      this.pending.clear();
-    });
+    })();
+    return this.connection;
   }
 
-  static connect(url: string, token: string, headers: Record<string, string> = {}): Promise<HotlineClient> {
-    return new Promise((resolve, reject) => {
-      const ws = new WebSocket(url, { headers: { authorization: `Bearer ${token}`, ...headers }, perMessageDeflate: false });
-      ws.once("open", () => resolve(new HotlineClient(ws)));
-      ws.once("unexpected-response", (_req, res) => reject(new Error(`upgrade refused: HTTP ${res.statusCode}`)));
-      ws.once("error", reject);
-    });
+  /** The job's events on a connection of their own (binary output frames unless `binary: false`), resuming across dropped sockets. */
+  async follow(job: string, options: FollowOptions = {}): Promise<FollowStream> {
+    await this.ready();
+    return (await this.library()).job(job).follow(options);
   }
 
-  request<T = Record<string, unknown>>(action: string, params: Record<string, unknown> = {}): Promise<T> {
-    const id = this.nextId++;
-    return new Promise<T>((resolve, reject) => {
-      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
-      this.ws.send(JSON.stringify({ id, action, ...params }));
-    });
+  /** Closes every connection and follow. */
+  async close(): Promise<void> {
+    await this.connection?.catch(() => undefined);
+    await (await this.client?.catch(() => undefined))?.close();
   }
 
-  onEvent(listener: (event: Record<string, unknown>) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+  /** The library's client (lazy: it opens nothing itself). --token-file alone takes the URL from daemon.json. */
+  private library(): Promise<HotlineClient> {
+    this.client ??= (async () => {
+      const { stateDir, configDir, url, tokenFile } = this.where;
+      if (url !== undefined) return HotlineClient.connect({ url, tokenFile: tokenFile ?? join(configDir, "token"), lazy: true });
+      if (tokenFile !== undefined) return HotlineClient.connect({ url: discoverDaemon({ stateDir, configDir }).url, tokenFile, lazy: true });
+      return HotlineClient.connect({ stateDir, configDir, lazy: true });
+    })();
+    return this.client;
   }
 
-  /** Calls `listener` once when the connection ends, whoever ended it (the daemon stopping or dying, or close()). */
-  onClose(listener: (code: number, reason: string) => void): void {
-    if (this.ws.readyState === WebSocket.CLOSED) listener(1006, "");
-    else this.ws.once("close", (code: number, reason: Buffer) => listener(code, reason.toString()));
-  }
-
-  close(): void {
-    this.ws.close();
+  /** A failure to reach the daemon, in the CLI's words: NoDaemon (exit 69), or an Error for a bad token (exit 3). */
+  private unreachable(err: unknown): Error {
+    if (!(err instanceof HotlineError)) return err as Error;
+    if (err.code !== "unavailable") return new Error(err.message, { cause: err });
+    const { pid, url } = err.details ?? {};
+    if (typeof pid === "number" && typeof url === "string") {
+      return new NoDaemon(`no daemon at ${url} (daemon.json is from pid ${pid}, which is not running; start a daemon with: hotline daemon)`);
+    }
+    const hint = this.where.url === undefined ? " — or name one with --url ws://HOST:PORT --token-file FILE" : "";
+    return new NoDaemon(`${err.message}${hint}`);
   }
 }

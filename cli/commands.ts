@@ -1,5 +1,5 @@
 import { schemaCommands } from "./commands/schema.js";
-import type { HotlineClient } from "./client.js";
+import type { CliClient } from "./client.js";
 import { coreCommands } from "./commands/core.js";
 import { jobCommands } from "./commands/jobs.js";
 import { workspaceCommands } from "./commands/workspace.js";
@@ -9,7 +9,8 @@ import { cacheCommands } from "./commands/cache.js";
 import { fsCommands } from "./commands/fs.js";
 
 export interface CommandContext {
-  client: HotlineClient;
+  /** The daemon, opened on the first request: `client.request(action, params)` (typed by protocol/ for a known action). */
+  client: CliClient;
   /** Positional arguments after the command name. */
   args: string[];
   flags: Record<string, string | boolean | undefined | (string | boolean)[]>;

@@ -17,11 +17,10 @@ export const EXIT = {
 export class DaemonGone extends Error {
   constructor(
     readonly job: string,
-    code: number,
     reason: string,
   ) {
     super(
-      `the daemon went away while following job ${job} (${reason || `connection closed, code ${code}`}); ` +
+      `the daemon went away while following job ${job} (${reason}); ` +
         `nothing more of it will arrive here. Once a daemon runs again, \`hotline status ${job}\` shows how it ended.`,
     );
   }

@@ -1,9 +1,9 @@
 #!/usr/bin/env -S node --max-semi-space-size=1
 import { parseArgs } from "node:util";
 import { loadConfig } from "../daemon/config.js";
-import { RequestFailed } from "./client.js";
+import { HotlineError } from "../client/errors.js";
+import { CliClient } from "./client.js";
 import { COMMANDS, type CommandContext } from "./commands.js";
-import { connectTo, findDaemon } from "./connect.js";
 import { daemonHelp } from "./daemon-help.js";
 import { DaemonGone, EXIT, NoDaemon } from "./exit-codes.js";
 import { cliErrorText } from "./flag-names.js";
@@ -122,13 +122,13 @@ async function main(argv: string[]): Promise<number> {
   if (typeof values["config-dir"] === "string") flags["config-dir"] = values["config-dir"];
   const config = loadConfig(flags);
   const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
-  const target = findDaemon({ stateDir: config.stateDir, configDir: config.configDir, url: str(values.url), tokenFile: str(values["token-file"]) });
-  const client = await connectTo(target);
+  // Nothing is opened yet: the first request connects, so verbs that need no daemon run without one.
+  const client = new CliClient({ stateDir: config.stateDir, configDir: config.configDir, url: str(values.url), tokenFile: str(values["token-file"]) });
   const ctx: CommandContext = { client, args: positionals, flags: values, json: values.json === true, tty: process.stdout.isTTY === true };
   try {
     return await run(ctx);
   } finally {
-    client.close();
+    await client.close();
   }
 }
 
@@ -137,8 +137,9 @@ main(process.argv.slice(2)).then(
     if (code >= 0) process.exitCode = code;
   },
   (err: unknown) => {
-    const text = err instanceof RequestFailed ? cliErrorText(err.error) : (err as Error).message;
+    // A HotlineError that reaches here is the daemon's reply: CliClient turns unreachable daemons into NoDaemon.
+    const text = err instanceof HotlineError ? cliErrorText(err) : (err as Error).message;
     process.stderr.write(`hotline: ${text}\n`);
-    process.exitCode = err instanceof RequestFailed ? EXIT.requestFailed : err instanceof DaemonGone || err instanceof NoDaemon ? EXIT.daemonUnavailable : EXIT.other;
+    process.exitCode = err instanceof HotlineError ? EXIT.requestFailed : err instanceof DaemonGone || err instanceof NoDaemon ? EXIT.daemonUnavailable : EXIT.other;
   },
 );

@@ -1,15 +1,16 @@
 import WebSocket from "ws";
+import type { EventEmitter } from "node:events";
 import type { IncomingMessage } from "node:http";
 import type { Endpoint } from "./discovery.js";
 import { HotlineError } from "./errors.js";
-import { parseFrame, type FollowEvent } from "./frames.js";
+import { parseFrame, type FollowEvent, type Reply, type WireFrame } from "./frames.js";
 
 /** A daemon that accepts TCP but never answers the upgrade is reported instead of waited on forever. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 
-type Pending = { action: string; resolve: (result: unknown) => void; reject: (error: HotlineError) => void };
+type Pending = { action: string; resolve: (reply: Reply) => void; reject: (error: HotlineError) => void };
 
-/** Reads the JSON error the daemon sends with a refused upgrade (401/403). */
+/** Reads the JSON error the daemon sends with a refused upgrade (401/403); `details` keep the HTTP status and body. */
 function refusal(url: string, res: IncomingMessage): Promise<HotlineError> {
   return new Promise((resolve) => {
     let body = "";
@@ -20,9 +21,9 @@ function refusal(url: string, res: IncomingMessage): Promise<HotlineError> {
     res.on("close", () => {
       try {
         const { error } = JSON.parse(body) as { error: { code: "unauthorized" | "forbidden"; message: string } };
-        resolve(new HotlineError(error.code, `${error.message} (HTTP ${res.statusCode} from ${url})`));
+        resolve(new HotlineError(error.code, `${error.message} (HTTP ${res.statusCode} from ${url})`, { details: { httpStatus: res.statusCode, body } }));
       } catch {
-        resolve(new HotlineError("unavailable", `${url} refused the WebSocket upgrade: HTTP ${res.statusCode}`));
+        resolve(new HotlineError("unavailable", `${url} refused the WebSocket upgrade: HTTP ${res.statusCode}`, { details: { httpStatus: res.statusCode, body } }));
       }
     });
   });
@@ -37,6 +38,7 @@ export class Connection {
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
   private readonly eventListeners = new Set<(event: FollowEvent) => void>();
+  private readonly frameListeners = new Set<(frame: WireFrame) => void>();
   private readonly closeListeners = new Set<(reason: string) => void>();
   private closing: Promise<void> | undefined;
   closed = false;
@@ -52,11 +54,14 @@ export class Connection {
     ws.once("close", (code: number, reason: Buffer) => this.handleClose(`code ${code}${reason.length ? `, ${reason.toString()}` : ""}`));
   }
 
-  /** Opens and authenticates; refusals and unreachable daemons become HotlineErrors naming the URL (and daemon.json). */
-  static open(endpoint: Endpoint, headers: Record<string, string> = {}, timeoutMs = DEFAULT_CONNECT_TIMEOUT_MS): Promise<Connection> {
+  /**
+   * Opens and authenticates; refusals and unreachable daemons become HotlineErrors naming the URL
+   * (and daemon.json). Without a token no Authorization header is sent (tests of the daemon's refusals).
+   */
+  static open(endpoint: Omit<Endpoint, "token"> & { token?: string }, headers: Record<string, string> = {}, timeoutMs = DEFAULT_CONNECT_TIMEOUT_MS): Promise<Connection> {
     return new Promise((resolve, reject) => {
       const ws = new WebSocket(endpoint.url, {
-        headers: { ...headers, authorization: `Bearer ${endpoint.token}` },
+        headers: endpoint.token === undefined ? headers : { ...headers, authorization: `Bearer ${endpoint.token}` },
         perMessageDeflate: false,
         handshakeTimeout: timeoutMs,
       });
@@ -80,12 +85,37 @@ export class Connection {
 
   /** Sends one action; resolves with `result`, rejects with the daemon's error as a HotlineError. */
   request(action: string, params: object): Promise<unknown> {
+    return this.exchange(action, params).then((reply) => {
+      if (reply.ok) return reply.result;
+      throw HotlineError.fromWire(reply.error);
+    });
+  }
+
+  /**
+   * Sends one action and resolves with its whole reply, an error reply too (`frame` is the reply
+   * as sent); rejects only when the connection closes first. For tools that show the wire.
+   */
+  exchange(action: string, params: object): Promise<Reply> {
     if (this.closed) return Promise.reject(new HotlineError("unavailable", `the connection to ${this.url} is closed; ${action} was not sent`));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { action, resolve, reject });
       this.ws.send(JSON.stringify({ ...params, id, action }));
     });
+  }
+
+  /** Every frame received, as sent (before it is matched to a request or handed to onEvent listeners). */
+  onFrame(listener: (frame: WireFrame) => void): () => void {
+    this.frameListeners.add(listener);
+    return () => this.frameListeners.delete(listener);
+  }
+
+  /**
+   * The `ws` WebSocket itself, for tools and tests that speak below the protocol (raw sends,
+   * terminate). Typed as an EventEmitter so the published types do not need `ws`'s.
+   */
+  get socket(): EventEmitter {
+    return this.ws;
   }
 
   onEvent(listener: (event: FollowEvent) => void): () => void {
@@ -127,6 +157,7 @@ export class Connection {
       this.ws.terminate(); // a daemon that sends garbage cannot be trusted with the rest of the stream
       return;
     }
+    for (const listener of this.frameListeners) listener(incoming.frame);
     if (incoming.kind === "event") {
       for (const listener of this.eventListeners) listener(incoming.event);
       return;
@@ -134,8 +165,7 @@ export class Connection {
     const pending = typeof incoming.id === "number" ? this.pending.get(incoming.id) : undefined;
     if (!pending) return;
     this.pending.delete(incoming.id as number);
-    if (incoming.ok) pending.resolve(incoming.result);
-    else pending.reject(HotlineError.fromWire(incoming.error));
+    pending.resolve(incoming);
   }
 
   private handleClose(reason: string): void {
@@ -145,6 +175,7 @@ export class Connection {
     }
     this.pending.clear();
     this.eventListeners.clear();
+    this.frameListeners.clear();
     const listeners = [...this.closeListeners];
     this.closeListeners.clear();
     for (const listener of listeners) listener(reason);

@@ -56,7 +56,7 @@ export function discoverDaemon(options: DirectoryOptions = {}): Endpoint {
   if (typeof record.url !== "string") throw new HotlineError("unavailable", `${daemonFile} has no url; restart the daemon: hotline daemon`, { details: { daemonFile } });
   if (typeof record.pid === "number" && !processExists(record.pid)) {
     throw new HotlineError("unavailable", `stale ${daemonFile}: the daemon that wrote it (pid ${record.pid}) is gone; start one with: hotline daemon`, {
-      details: { daemonFile, pid: record.pid },
+      details: { daemonFile, pid: record.pid, url: record.url },
     });
   }
   return { url: record.url, token: readTokenFile(join(configDir, "token")), daemonFile };

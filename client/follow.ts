@@ -8,6 +8,8 @@ export interface FollowOptions {
   from?: number;
   /** Only this stream's bytes (offsets stay those of the whole log). */
   stream?: OutputStream;
+  /** false: the daemon sends output as JSON text events (whole UTF-8 characters per chunk); the bytes arrive the same. */
+  binary?: boolean;
 }
 
 /** How a follow survives dropped sockets: consecutive reconnects without progress, and the first back-off. */
@@ -107,7 +109,7 @@ export class FollowStream implements AsyncIterableIterator<FollowEvent> {
     connection.onClose((reason) => {
       if (!this.exited && !this.stopped) this.dropped(new HotlineError("unavailable", `the connection closed while following ${this.job} (${reason})`));
     });
-    const params = { job: this.job, from: this.cursor, binary: true, ...(this.options.stream ? { stream: this.options.stream } : {}) };
+    const params = { job: this.job, from: this.cursor, binary: this.options.binary ?? true, ...(this.options.stream ? { stream: this.options.stream } : {}) };
     connection.request("jobs.follow", params).catch((err: unknown) => {
       if (!connection.closed) this.fail(err); // a refusal (not_found …); a dropped socket is handled by onClose
     });

@@ -1,5 +1,8 @@
+import type { FollowEvent } from "../../client/frames.js";
+import { HotlineError } from "../../client/errors.js";
+import { encodeBytes } from "../../daemon/jobs/utf8.js";
 import type { JobStatus } from "../../protocol/common.js";
-import type { HotlineClient } from "../client.js";
+import type { CliClient } from "../client.js";
 import { DaemonGone } from "../exit-codes.js";
 import type { LiveLine } from "./live-line.js";
 
@@ -9,47 +12,43 @@ export interface FollowOptions {
   /** Each output chunk; default: nothing (the caller prints a summary instead). */
   onOutput?: (stream: string, bytes: Buffer) => void;
   onProgress?: (progress: Record<string, unknown>) => void;
-  /** Every event of the job as received (`--json` prints them as JSON lines). */
+  /** Every event of the job as the wire has it (output as `data` + `encoding`); `--json` prints them as JSON lines. */
   onEvent?: (event: Record<string, unknown>) => void;
 }
 
+/** An event as a JSON text follower receives it: output bytes back as `data` + `encoding`. */
+function wireEvent(event: FollowEvent): Record<string, unknown> {
+  if (event.event !== "job.output") return event;
+  const { bytes, ...header } = event;
+  return { ...header, ...encodeBytes(bytes) };
+}
+
 /**
- * Follows a job until its job.exit and resolves with the final status. Rejects with DaemonGone
- * when the connection ends first: the daemon stopped or died, and nothing more will arrive.
+ * Follows a job until its job.exit (hotline/client's follow, which reconnects after a dropped
+ * socket) and resolves with the final status. Rejects with DaemonGone when the daemon cannot be
+ * reached again: it stopped or died, and nothing more will arrive.
  */
-export function untilJobExit(client: HotlineClient, job: string, options: FollowOptions = {}): Promise<JobStatus> {
-  return new Promise<JobStatus>((resolve, reject) => {
-    let done = false;
-    const off = client.onEvent((event) => {
-      if (event.job !== job || done) return;
-      options.onEvent?.(event);
-      if (event.event === "job.output" && options.onOutput) {
-        const bytes = Buffer.isBuffer(event.bytes) ? event.bytes : Buffer.from(event.data as string, event.encoding === "base64" ? "base64" : "utf8");
-        options.onOutput(String(event.stream), bytes);
-      } else if (event.event === "job.progress") options.onProgress?.(event.progress as Record<string, unknown>);
-      else if (event.event === "job.exit") {
-        done = true;
-        off();
-        resolve(event.status as JobStatus);
-      }
-    });
-    client.onClose((code, reason) => {
-      if (done) return;
-      done = true;
-      off();
-      reject(new DaemonGone(job, code, reason));
-    });
-    client.request("jobs.follow", { job, from: options.from ?? 0 }).catch((err: Error) => {
-      if (done) return;
-      done = true;
-      off();
-      reject(err);
-    });
-  });
+export async function untilJobExit(client: CliClient, job: string, options: FollowOptions = {}): Promise<JobStatus> {
+  // JSON lines show events as the text protocol has them, so their chunks are whole UTF-8 characters.
+  const events = await client.follow(job, { from: options.from ?? 0, binary: !options.onEvent });
+  try {
+    for await (const event of events) {
+      options.onEvent?.(wireEvent(event));
+      if (event.event === "job.output") options.onOutput?.(event.stream, event.bytes);
+      else if (event.event === "job.progress") options.onProgress?.(event.progress as unknown as Record<string, unknown>);
+      else if (event.event === "job.exit") return event.status;
+    }
+  } catch (err) {
+    if (err instanceof HotlineError && err.code === "unavailable") throw new DaemonGone(job, err.message);
+    throw err;
+  } finally {
+    await events.stop();
+  }
+  throw new DaemonGone(job, "the follow ended before job.exit");
 }
 
 /** Writes a job's output to this process's stdout/stderr (or, with `json`, every event as one JSON line). */
-export function followToStdio(client: HotlineClient, job: string, options: { from?: number; json?: boolean; live?: LiveLine; onProgress?: FollowOptions["onProgress"] } = {}): Promise<JobStatus> {
+export function followToStdio(client: CliClient, job: string, options: { from?: number; json?: boolean; live?: LiveLine; onProgress?: FollowOptions["onProgress"] } = {}): Promise<JobStatus> {
   if (options.json) {
     return untilJobExit(client, job, { from: options.from, onEvent: (event) => process.stdout.write(`${JSON.stringify(event)}\n`) });
   }

@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import { FILE_READ_MAX_LIMIT, FILE_WRITE_CHUNK_BYTES, type FileEntry } from "../../protocol/actions/files-fs.js";
-import type { Command, CommandContext } from "../commands.js";
+import type { Connection } from "../../client/connection.js";
+import type { Command } from "../commands.js";
 import { printResult } from "./print.js";
 
 /** `hotline cat`, `put`, `ls`, `grep`: the filesystem actions from a terminal, byte-exact. */
@@ -33,15 +34,15 @@ export interface ReadReply {
  * while this side decodes; one request at a time would leave each side idle half the time.
  * With `binary`, the bytes come raw in the binary frame that follows each reply.
  */
-export async function* readSlices(client: CommandContext["client"], path: string, options: { limit?: number; depth?: number; binary?: boolean } = {}): AsyncGenerator<ReadReply> {
+export async function* readSlices(connection: Connection, path: string, options: { limit?: number; depth?: number; binary?: boolean } = {}): AsyncGenerator<ReadReply> {
   const limit = options.limit ?? FILE_READ_MAX_LIMIT;
   const depth = options.depth ?? 3;
   const frames = new Map<number, Buffer>();
   const arrived = new Map<number, (bytes: Buffer) => void>();
-  const off = client.onEvent((event) => {
-    if (event.event !== "files.data") return;
-    const offset = event.offset as number;
-    const bytes = event.bytes as Buffer;
+  const off = connection.onFrame((frame) => {
+    if (frame.event !== "files.data") return;
+    const offset = frame.offset as number;
+    const bytes = frame.bytes as Buffer;
     const waiter = arrived.get(offset);
     if (waiter) waiter(bytes);
     else frames.set(offset, bytes);
@@ -51,7 +52,7 @@ export async function* readSlices(client: CommandContext["client"], path: string
     frames.delete(offset);
     return ready ? Promise.resolve(ready) : new Promise((resolve) => arrived.set(offset, resolve));
   };
-  const ask = (offset: number) => ({ offset, reply: client.request<ReadReply>("files.read", { path, offset, limit, ...(options.binary ? { binary: true } : {}) }) });
+  const ask = (offset: number) => ({ offset, reply: connection.request("files.read", { path, offset, limit, ...(options.binary ? { binary: true } : {}) }) as Promise<ReadReply> });
   let queue = [ask(0)];
   let want = 0;
   try {
@@ -82,7 +83,7 @@ export async function* readSlices(client: CommandContext["client"], path: string
 const cat: Command = async ({ client, args }) => {
   if (args.length === 0) throw new Error("usage: hotline cat FILE…");
   for (const arg of args) {
-    for await (const r of readSlices(client, resolve(arg), { binary: true })) await writeOut(r.bytes);
+    for await (const r of readSlices(await client.ready(), resolve(arg), { binary: true })) await writeOut(r.bytes);
   }
   return 0;
 };
@@ -146,7 +147,7 @@ const ls: Command = async ({ client, args, flags, json }) => {
   return 0;
 };
 
-const grep: Command = async ({ client, args, flags, json }: CommandContext) => {
+const grep: Command = async ({ client, args, flags, json }) => {
   if (args.length < 1 || args.length > 2) throw new Error("usage: hotline grep PATTERN [PATH] [--regex] [--glob G] [--limit N]");
   const params: Record<string, unknown> = { pattern: args[0], path: resolve(args[1] ?? ".") };
   if (flags.regex === true) params.regex = true;

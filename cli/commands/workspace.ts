@@ -1,5 +1,5 @@
 import type { JobStatus } from "../../protocol/common.js";
-import type { HotlineClient } from "../client.js";
+import type { CliClient } from "../client.js";
 import type { Command, CommandContext } from "../commands.js";
 import { followToStdio } from "./follow.js";
 import { endedText, exitCodeOf, printResult } from "./print.js";
@@ -18,7 +18,7 @@ function short(commit: unknown): string {
 }
 
 /** Starts a workspace job, streams its output, and prints its result (job.result) when it succeeds. */
-async function runJob(client: HotlineClient, action: string, params: Row, json: boolean, human: (r: Row) => string): Promise<number> {
+async function runJob(client: CliClient, action: string, params: Row, json: boolean, human: (r: Row) => string): Promise<number> {
   const { job } = await client.request<{ job: JobStatus }>(action, params);
   const cancel = (): void => void client.request("jobs.cancel", { job: job.id }).catch(() => {});
   process.once("SIGINT", cancel);

@@ -1,7 +1,7 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
-import { CLI_MAIN, useDaemon } from "../helpers/daemon.js";
+import { readFileSync, rmSync } from "node:fs";
+import { CLI_MAIN, newDirs, useDaemon } from "../helpers/daemon.js";
 
 const SCHEMA_DIR = new URL("../../schemas/", import.meta.url).pathname;
 const published = (path: string): unknown => JSON.parse(readFileSync(`${SCHEMA_DIR}${path}`, "utf8"));
@@ -30,5 +30,21 @@ describe("hotline schema", () => {
     expect(run.status).not.toBe(0);
     expect(run.stderr).toContain("schema jobs.lst: no action or schema of that name");
     expect(run.stderr).toContain("actions/jobs.list.params");
+  });
+});
+
+describe("hotline schema without a daemon", () => {
+  it("prints the schemas with no daemon running (the CLI connects on its first request), while a verb that needs one exits 69", () => {
+    const dirs = newDirs(); // no daemon.json, no token
+    onTestFinished(() => rmSync(dirs.root, { recursive: true, force: true }));
+    const env = { ...process.env, HOME: dirs.home, HOTLINE_STATE_DIR: dirs.state, HOTLINE_CONFIG_DIR: dirs.config };
+    const run = (args: string[]) => spawnSync(process.execPath, [CLI_MAIN, ...args], { env, encoding: "utf8", timeout: 30_000 });
+    const schema = run(["schema", "shell"]);
+    expect(schema.stderr).toBe("");
+    expect(schema.status).toBe(0);
+    expect(JSON.parse(schema.stdout).params).toEqual(published("actions/shell.params.json"));
+    const jobs = run(["jobs"]);
+    expect(jobs.status).toBe(69);
+    expect(jobs.stderr).toContain("no running daemon found");
   });
 });

@@ -4,7 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll } from "vitest";
-import WebSocket from "ws";
+import type WebSocket from "ws";
+import { Connection } from "../../client/connection.js";
+import { HotlineError } from "../../client/errors.js";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 export const DAEMON_MAIN = join(ROOT, "dist/daemon/main.js");
@@ -113,19 +115,17 @@ export function newDirs(): DaemonDirs {
 
 export type Frame = Record<string, any>;
 
-/** A WebSocket client that keeps a transcript, so a failed wait shows what did arrive. */
+/**
+ * A client that keeps a transcript, so a failed wait shows what did arrive. Built on the client
+ * library's Connection (hotline/client): its request/reply correlation and frame parsing; the
+ * transcript holds every frame as sent (binary output frames as their header plus `bytes`).
+ */
 export class TestClient {
   readonly frames: Frame[] = [];
-  private nextId = 1;
   private waiters: Array<{ match: (f: Frame) => boolean; resolve: (f: Frame) => void }> = [];
 
-  private constructor(readonly ws: WebSocket) {
-    ws.on("message", (data: Buffer, isBinary: boolean) => {
-      let frame: Frame;
-      if (isBinary) {
-        const headerLength = data.readUInt32BE(0);
-        frame = { ...JSON.parse(data.subarray(4, 4 + headerLength).toString()), bytes: data.subarray(4 + headerLength) };
-      } else frame = JSON.parse(data.toString()) as Frame;
+  private constructor(readonly connection: Connection) {
+    connection.onFrame((frame) => {
       this.frames.push(frame);
       for (const w of [...this.waiters]) {
         if (w.match(frame)) {
@@ -136,19 +136,20 @@ export class TestClient {
     });
   }
 
-  static connect(url: string, token: string | undefined, headers: Record<string, string> = {}): Promise<TestClient> {
-    return new Promise((resolve, reject) => {
-      const allHeaders: Record<string, string> = { ...headers };
-      if (token !== undefined) allHeaders.authorization = `Bearer ${token}`;
-      const ws = new WebSocket(url, { headers: allHeaders, perMessageDeflate: false });
-      ws.once("open", () => resolve(new TestClient(ws)));
-      ws.once("unexpected-response", (_req, res) => {
-        let body = "";
-        res.on("data", (c: Buffer) => (body += c.toString()));
-        res.on("end", () => reject(Object.assign(new Error(`HTTP ${res.statusCode}`), { status: res.statusCode, body })));
-      });
-      ws.once("error", reject);
-    });
+  /** Rejects a refused upgrade with `status` and `body` (the daemon's JSON error) for the auth tests. */
+  static async connect(url: string, token: string | undefined, headers: Record<string, string> = {}): Promise<TestClient> {
+    try {
+      return new TestClient(await Connection.open({ url, token }, headers));
+    } catch (err) {
+      const details = err instanceof HotlineError ? err.details : undefined;
+      if (typeof details?.httpStatus !== "number") throw err;
+      throw Object.assign(new Error(`HTTP ${details.httpStatus}`, { cause: err }), { status: details.httpStatus, body: String(details.body) });
+    }
+  }
+
+  /** The raw WebSocket (terminate, pause its socket). */
+  get ws(): WebSocket {
+    return this.connection.socket as WebSocket;
   }
 
   /** Sends a raw frame (text) without waiting. */
@@ -158,10 +159,15 @@ export class TestClient {
 
   /** Sends an action and resolves with the whole reply frame ({id, ok, result|error}). */
   async call(action: string, params: Record<string, unknown> = {}, timeoutMs = 30_000): Promise<Frame> {
-    const id = this.nextId++;
-    const reply = this.waitFor((f) => f.id === id, timeoutMs, `reply to ${action} #${id}`);
-    this.ws.send(JSON.stringify({ id, action, ...params }));
-    return reply;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms waiting for the reply to ${action}; last frames:\n${this.transcript()}`)), timeoutMs);
+    });
+    try {
+      return (await Promise.race([this.connection.exchange(action, params), timeout])).frame;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** Like call, but expects ok:true and returns the result. */
@@ -178,8 +184,7 @@ export class TestClient {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.waiters = this.waiters.filter((w) => w.resolve !== done);
-        const transcript = this.frames.slice(-20).map((f) => JSON.stringify(f).slice(0, 300)).join("\n");
-        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last frames:\n${transcript}`));
+        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last frames:\n${this.transcript()}`));
       }, timeoutMs);
       const done = (f: Frame): void => {
         clearTimeout(timer);
@@ -204,11 +209,14 @@ export class TestClient {
   }
 
   close(): Promise<void> {
-    return new Promise((resolve) => {
-      if (this.ws.readyState === WebSocket.CLOSED) return resolve();
-      this.ws.once("close", () => resolve());
-      this.ws.close();
-    });
+    return this.connection.close();
+  }
+
+  private transcript(): string {
+    return this.frames
+      .slice(-20)
+      .map((f) => JSON.stringify(f).slice(0, 300))
+      .join("\n");
   }
 }
 
