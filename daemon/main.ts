@@ -19,6 +19,10 @@ import { probeNix } from "./system.js";
 import { TokenStore } from "./tokens/store.js";
 import { writeFileAtomicSync } from "./util/atomic-write.js";
 import { installFeatures } from "./features.js";
+import { PageAccess } from "./server/page-access.js";
+import { PageAssets } from "./web/assets.js";
+import { PageLinks } from "./web/links.js";
+import { pageRoute } from "./web/routes.js";
 
 /** Parses daemon flags (`--port 0`, `--allow-origin X` …) from the SETTINGS table. */
 export function parseDaemonFlags(argv: string[]): Record<string, string | string[] | undefined> {
@@ -62,6 +66,8 @@ export async function runDaemon(argv: string[]): Promise<void> {
   jobs.restore();
   jobs.on("activity", () => activity.touch());
   const build = loadBuildInfo();
+  const pageAssets = new PageAssets();
+  const pages = new PageAccess(config.allowedHosts, config.publicUrl, config.host);
   const services: Services = {
     config,
     jobs,
@@ -74,6 +80,7 @@ export async function runDaemon(argv: string[]): Promise<void> {
     startedAt: new Date(),
     log,
     extensions: new Map(),
+    links: new PageLinks(tokens, config.publicUrl, pageAssets),
   };
   const nix = await probeNix();
   services.extensions.set("nix.probe", nix);
@@ -89,8 +96,11 @@ export async function runDaemon(argv: string[]): Promise<void> {
     tokens,
     dispatcher,
     log,
+    pages,
+    httpRoutes: [pageRoute(pages, tokens, pageAssets)],
   });
   const url = await server.listen();
+  services.links.listening(url);
   lock.setUrl(url);
   const daemonFile = join(config.stateDir, "daemon.json");
   writeFileAtomicSync(daemonFile, JSON.stringify({ pid: process.pid, url, version: build.version, startedAt: services.startedAt.toISOString() }) + "\n");

@@ -22,6 +22,8 @@ import { secretsWrite } from "./actions/secrets-write.js";
 import { prepare } from "./actions/prepare.js";
 import { cacheList } from "./actions/cache-list.js";
 import { cachePrune } from "./actions/cache-prune.js";
+import { consoleOpen, terminalOpen } from "./actions/browser.js";
+import { jobsUnwatch, jobsWatch } from "./actions/jobs-watch.js";
 
 export * from "./common.js";
 export * from "./errors.js";
@@ -68,6 +70,10 @@ export const ACTIONS = [
   prepare,
   cacheList,
   cachePrune,
+  terminalOpen,
+  consoleOpen,
+  jobsWatch,
+  jobsUnwatch,
 ];
 
 /** One entry of ACTIONS, with its literal name and its own params and result schemas. */

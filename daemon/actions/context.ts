@@ -8,6 +8,7 @@ import type { FollowSink } from "../jobs/follow.js";
 import type { Follower } from "../jobs/follow.js";
 import type { JobManager } from "../jobs/manager.js";
 import type { TokenStore } from "../tokens/store.js";
+import type { PageLinks } from "../web/links.js";
 
 /** Long-lived parts every handler may use; built once in main.ts. */
 export interface Services {
@@ -24,6 +25,8 @@ export interface Services {
   log: Logger;
   /** Extra catalog and info providers registered by feature modules (prepare). */
   extensions: Map<string, unknown>;
+  /** Issues the browser links of terminal.open and console.open. */
+  links: PageLinks;
 }
 
 /** The per-connection state a handler can touch. */
@@ -32,6 +35,8 @@ export interface ConnectionState {
   scope: Scope;
   sink: FollowSink;
   followers: Map<string, Follower>;
+  /** This connection's jobs.watch subscription, stopped when the connection closes. */
+  watch?: { close(): void };
 }
 
 export interface ActionContext {

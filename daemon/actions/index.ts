@@ -31,6 +31,10 @@ import secretsWrite from "./secrets-write.js";
 import prepare from "./prepare.js";
 import cacheList from "./cache-list.js";
 import cachePrune from "./cache-prune.js";
+import terminalOpen from "./terminal-open.js";
+import consoleOpen from "./console-open.js";
+import jobsWatch from "./jobs-watch.js";
+import jobsUnwatch from "./jobs-unwatch.js";
 
 /** Every handler, explicitly; dispatch checks this list against protocol's ACTIONS at start-up. */
 export const HANDLERS: readonly ActionEntry[] = [
@@ -66,4 +70,8 @@ export const HANDLERS: readonly ActionEntry[] = [
   prepare,
   cacheList,
   cachePrune,
+  terminalOpen,
+  consoleOpen,
+  jobsWatch,
+  jobsUnwatch,
 ];

@@ -171,6 +171,7 @@ export class Connection implements FollowSink {
     // Followers stop; the jobs themselves never notice that a client went away.
     for (const follower of [...this.state.followers.values()]) follower.close();
     this.state.followers.clear();
+    this.state.watch?.close();
     this.drainWaiters = [];
     this.log.debug("connection closed");
   }
