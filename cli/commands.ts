@@ -6,6 +6,7 @@ import { workspaceCommands } from "./commands/workspace.js";
 import { prepareCommands } from "./commands/prepare.js";
 import { fileCommands } from "./commands/files.js";
 import { cacheCommands } from "./commands/cache.js";
+import { browserCommands } from "./commands/browser.js";
 
 export interface CommandContext {
   client: HotlineClient;
@@ -20,4 +21,4 @@ export interface CommandContext {
 export type Command = (ctx: CommandContext) => Promise<number>;
 
 /** Every CLI verb; feature modules add theirs as a module of cli/commands/ listed here. */
-export const COMMANDS: Record<string, Command> = { ...coreCommands, ...jobCommands, ...prepareCommands, ...fileCommands, ...workspaceCommands, ...schemaCommands, ...cacheCommands };
+export const COMMANDS: Record<string, Command> = { ...coreCommands, ...jobCommands, ...prepareCommands, ...fileCommands, ...workspaceCommands, ...schemaCommands, ...cacheCommands, ...browserCommands };

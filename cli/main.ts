@@ -29,6 +29,9 @@ const USAGE = `hotline — the in-sandbox agent daemon and its CLI
   hotline tasks create TASK [--repo R] [--base REF]   a worktree on branch task-TASK
   hotline tasks list|commit TASK -m MSG|merge TASK [--into B]|remove TASK [--force]
   hotline secrets write --repo R|--task T < NAME=VALUE lines   the root .env (never committed)
+  hotline terminal [--cwd D] [JOB]            a terminal job attached here (raw mode; Ctrl-] detaches, the job keeps running)
+  hotline terminal --url [--cwd D] [JOB]      print a short-lived browser link to a terminal job instead
+  hotline console                             print a short-lived browser link to the live job console
   hotline send '<json>'                       send one raw action, print the reply
   hotline schema [ACTION|NAME]                the published JSON Schemas: index, an action's request/params/result
 Common flags: --json (machine output: JSON, or JSON lines of events for shell and tail -f),
