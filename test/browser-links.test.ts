@@ -166,6 +166,30 @@ describe("jobs.watch", () => {
   });
 });
 
+describe("jobs.watch with a client that stops reading", () => {
+  const ctx = useDaemon();
+
+  it("remembers which jobs changed (no queue) and, once the client reads again, sends each one's current status once", async () => {
+    const watcher = await ctx.daemon.client();
+    await watcher.ok("jobs.watch");
+    const { job: loud } = await ctx.client.ok("shell", { command: "head -c 40000000 /dev/zero" });
+    await watcher.ok("jobs.follow", { job: loud.id });
+    watcher.ws.pause(); // the daemon's sends to it pile up until its connection is over budget
+    await ctx.client.ok("jobs.wait", { job: loud.id, timeoutMs: 60_000 });
+    const quiet: string[] = [];
+    for (let i = 0; i < 20; i++) quiet.push((await ctx.client.ok("shell", { command: "true", wait: 10_000 })).job.id);
+    watcher.ws.resume();
+    for (const id of quiet) {
+      // Noted while the client was behind: one job.created carrying the final status, no job.state.
+      const created = await watcher.waitFor((f) => f.event === "job.created" && f.job === id, 60_000, `job.created of ${id}`);
+      expect(created.status.state).toBe("succeeded");
+    }
+    await watcher.waitForExit(loud.id, 60_000);
+    expect(watcher.frames.filter((f) => f.event === "job.state" && quiet.includes(f.job))).toEqual([]);
+    await watcher.close();
+  });
+});
+
 describe("publicUrl", () => {
   it("points links at the public address and answers for its host", async () => {
     await withDaemon({ args: ["--public-url", "https://7070-sbx.example/"] }, async (daemon, client) => {

@@ -62,7 +62,7 @@ export function pageRoute(access: PageAccess, tokens: TokenStore, assets: PageAs
       } catch {
         return sendError(res, 503, "unavailable", assets.missing() ?? `${file} could not be read`);
       }
-      send(res, 200, PageAssets.contentType(file), req.method === "HEAD" ? Buffer.alloc(0) : body);
+      send(res, 200, PageAssets.contentType(file), body); // Node leaves the body out of a HEAD reply
     },
   };
 }
