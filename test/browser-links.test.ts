@@ -57,7 +57,7 @@ describe("browser links (terminal.open, console.open) and their socket", () => {
     const again = await ctx.client.ok("terminal.open", { job: result.job.id });
     expect(again.job.id).toBe(result.job.id);
     expect(again.tokenId).not.toBe(result.tokenId);
-    await ctx.client.ok("jobs.cancel", { job: result.job.id, wait: 10_000 });
+    await ctx.client.ok("jobs.cancel", { job: result.job.id, signal: "SIGHUP", wait: 10_000 }); // an interactive bash ignores SIGTERM
   });
 
   it("caps a link's lifetime and refuses to reattach to a job that is not a running terminal", async () => {

@@ -150,7 +150,7 @@ describe.skipIf(!hasChromium)("web terminal and console in Chromium", () => {
     } finally {
       await page.close();
       await proxy.close();
-      await client.ok("jobs.cancel", { job: link.job.id, wait: 10_000 });
+      await client.ok("jobs.cancel", { job: link.job.id, signal: "SIGHUP", wait: 10_000 }); // an interactive bash ignores SIGTERM
     }
   });
 
@@ -180,7 +180,7 @@ describe.skipIf(!hasChromium)("web terminal and console in Chromium", () => {
       await client.ok("tokens.revoke", { tokenId: link.tokenId });
       await page.waitForSelector("#link-refused");
       expect(await page.textContent("#link-refused")).toContain("revoked");
-      await client.ok("jobs.cancel", { job: link.job.id, wait: 10_000 });
+      await client.ok("jobs.cancel", { job: link.job.id, signal: "SIGHUP", wait: 10_000 }); // an interactive bash ignores SIGTERM
     } finally {
       await page.close();
     }
@@ -208,6 +208,12 @@ describe.skipIf(!hasChromium)("web terminal and console in Chromium", () => {
         return [await codeOf(conn.request("jobs.input", { job: id, data: "x" })), await codeOf(conn.request("jobs.cancel", { job: id }))];
       }, job.id);
       expect(refused).toEqual(["forbidden", "forbidden"]);
+      // "copy output" puts the whole output so far (every page of jobs.output) on the clipboard.
+      await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: new URL(link.consoleUrl).origin });
+      await page.click("#copy");
+      await page.waitForFunction(() => /^copied \d+ characters/.test(document.getElementById("status")!.textContent ?? ""));
+      const copied = await page.evaluate(() => navigator.clipboard.readText());
+      expect(copied).toMatch(/^\x1b\[32mtick-1\x1b\[0m\n\x1b\[32mtick-2\x1b\[0m\n/);
       await page.screenshot({ path: join(SHOTS, "web-console.png") });
 
       // The observe token on the terminal page: what is typed is refused by the daemon.

@@ -53,7 +53,7 @@ describe("hotline terminal and hotline console", () => {
     expect((await ctx.client.ok("jobs.status", { job })).state).toBe("running");
     // Its link token was revoked at once: the attach used the CLI's own token.
     expect(((await ctx.client.ok("tokens.list")).tokens as Array<{ label?: string }>).filter((t) => t.label === "terminal link")).toEqual([]);
-    await ctx.client.ok("jobs.cancel", { job, wait: 10_000 });
+    await ctx.client.ok("jobs.cancel", { job, signal: "SIGHUP", wait: 10_000 }); // an interactive bash ignores SIGTERM
   });
 
   it("--url prints a terminal link; console prints a console link", () => {
