@@ -7,6 +7,7 @@ import { prepareCommands } from "./commands/prepare.js";
 import { fileCommands } from "./commands/files.js";
 import { cacheCommands } from "./commands/cache.js";
 import { fsCommands } from "./commands/fs.js";
+import { browserCommands } from "./commands/browser.js";
 
 export interface CommandContext {
   /** The daemon, opened on the first request: `client.request(action, params)` (typed by protocol/ for a known action). */
@@ -22,4 +23,4 @@ export interface CommandContext {
 export type Command = (ctx: CommandContext) => Promise<number>;
 
 /** Every CLI verb; feature modules add theirs as a module of cli/commands/ listed here. */
-export const COMMANDS: Record<string, Command> = { ...coreCommands, ...jobCommands, ...prepareCommands, ...fileCommands, ...workspaceCommands, ...schemaCommands, ...cacheCommands, ...fsCommands };
+export const COMMANDS: Record<string, Command> = { ...coreCommands, ...jobCommands, ...prepareCommands, ...fileCommands, ...workspaceCommands, ...schemaCommands, ...cacheCommands, ...fsCommands, ...browserCommands };

@@ -33,6 +33,9 @@ const USAGE = `hotline — the in-sandbox agent daemon and its CLI
   hotline put FILE < DATA [--if-match SHA|absent] [--mode 0644] [--parents]   write stdin atomically
   hotline ls [DIR] [--depth N] [--glob G] [--hidden] [--gitignore]   list a directory
   hotline grep PATTERN [DIR] [--regex] [--glob G] [--limit N]   search files (git grep)
+  hotline terminal [--cwd D] [JOB]            a terminal job attached here (raw mode; Ctrl-] detaches, the job keeps running)
+  hotline terminal --url [--cwd D] [JOB]      print a short-lived browser link to a terminal job instead
+  hotline console                             print a short-lived browser link to the live job console
   hotline send '<json>'                       send one raw action, print the reply
   hotline schema [ACTION|NAME]                the published JSON Schemas: index, an action's request/params/result
   hotline mcp [--url U --token-file F]         an MCP server on stdio for a coding agent (README: MCP)

@@ -37,6 +37,10 @@ export interface Config {
   idleExitMinutes: number;
   logLevel: string;
   environmentCache: EnvironmentCacheConfig;
+  /** The address browsers reach the daemon at (a proxy or port forward); links point there. None: the daemon's own address. */
+  publicUrl?: string;
+  /** Host names the pages and browser-link upgrades answer for (DNS rebinding); the publicUrl host and the bound host are always added. */
+  allowedHosts: readonly string[];
 }
 
 /** Config-file keys; the same names are the camelCase of the flags. */
@@ -56,6 +60,8 @@ const FILE_KEYS = [
   "idleExitMinutes",
   "logLevel",
   "environmentCache",
+  "publicUrl",
+  "allowedHosts",
 ] as const;
 
 const CACHE_FILE_KEYS = ["push", "secretKeyFile", "substituters", "trustedPublicKeys"] as const;
@@ -81,6 +87,8 @@ export const SETTINGS: ReadonlyArray<{ flag: string; key: keyof Config | CacheKe
   { flag: "workspace-root", key: "workspaceRoot", env: "HOTLINE_WORKSPACE_ROOT", kind: "string" },
   { flag: "idle-exit", key: "idleExitMinutes", env: "HOTLINE_IDLE_EXIT", kind: "number" },
   { flag: "log-level", key: "logLevel", env: "HOTLINE_LOG_LEVEL", kind: "string" },
+  { flag: "public-url", key: "publicUrl", env: "HOTLINE_PUBLIC_URL", kind: "string" },
+  { flag: "allow-host", key: "allowedHosts", env: "HOTLINE_ALLOWED_HOSTS", kind: "list" },
   { flag: "cache-push", key: "environmentCache.push", env: "HOTLINE_CACHE_PUSH", kind: "string" },
   { flag: "cache-secret-key-file", key: "environmentCache.secretKeyFile", env: "HOTLINE_CACHE_SECRET_KEY_FILE", kind: "string" },
   { flag: "cache-substituter", key: "environmentCache.substituters", env: "HOTLINE_CACHE_SUBSTITUTERS", kind: "list" },
@@ -116,6 +124,7 @@ function defaults(env: NodeJS.ProcessEnv): Config {
     idleExitMinutes: 0,
     logLevel: "info",
     environmentCache: { substituters: [], trustedPublicKeys: [] },
+    allowedHosts: ["localhost", "127.0.0.1", "::1"],
   };
 }
 
@@ -182,6 +191,20 @@ function checkEnvironmentCache(c: EnvironmentCacheConfig): EnvironmentCacheConfi
   return Object.freeze({ ...c, substituters: Object.freeze([...c.substituters]), trustedPublicKeys: Object.freeze([...c.trustedPublicKeys]) });
 }
 
+/** publicUrl must be an http(s) origin with at most a path (links append /web/…); kept without a trailing slash. */
+function checkPublicUrl(raw: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== "http:" && url.protocol !== "https:") || url.search || url.hash || url.username || url.password) {
+    throw new ActionError("invalid_request", `publicUrl must be an http:// or https:// address without query, fragment or credentials (e.g. https://7070-sandbox.example), got ${JSON.stringify(raw)}`);
+  }
+  return url.href.replace(/\/+$/, "");
+}
+
 /**
  * Builds the one frozen config: flags > HOTLINE_* environment > <config>/config.json >
  * <systemConfigDir>/config.json > defaults. `flags` are `--name value` pairs already split from argv.
@@ -211,7 +234,8 @@ export function loadConfig(flags: Record<string, string | string[] | undefined>,
   for (const key of ["stateDir", "configDir", "cacheDir", "systemConfigDir", "workspaceRoot"] as const) merged[key] = resolve(merged[key]);
   if (!Number.isInteger(merged.port) || merged.port > 65535) throw new ActionError("invalid_request", `port must be 0..65535, got ${merged.port}`);
   if (!Number.isInteger(merged.maxConnections) || merged.maxConnections < 1) throw new ActionError("invalid_request", `maxConnections must be a whole number of at least 1, got ${merged.maxConnections}`);
-  return Object.freeze({ ...merged, allowedOrigins: Object.freeze([...merged.allowedOrigins]) });
+  if (merged.publicUrl !== undefined) merged.publicUrl = checkPublicUrl(merged.publicUrl);
+  return Object.freeze({ ...merged, allowedOrigins: Object.freeze([...merged.allowedOrigins]), allowedHosts: Object.freeze([...merged.allowedHosts]) });
 }
 
 /** Environment variable names that belong to the daemon and never reach a job. */

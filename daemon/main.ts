@@ -20,6 +20,10 @@ import { TokenStore } from "./tokens/store.js";
 import { writeFileAtomicSync } from "./util/atomic-write.js";
 import { installFeatures } from "./features.js";
 import { mcpRoute } from "./mcp-route.js";
+import { PageAccess } from "./server/page-access.js";
+import { PageAssets } from "./web/assets.js";
+import { PageLinks } from "./web/links.js";
+import { pageRoute } from "./web/routes.js";
 
 /** Parses daemon flags (`--port 0`, `--allow-origin X` …) from the SETTINGS table. */
 export function parseDaemonFlags(argv: string[]): Record<string, string | string[] | undefined> {
@@ -63,6 +67,8 @@ export async function runDaemon(argv: string[]): Promise<void> {
   jobs.restore();
   jobs.on("activity", () => activity.touch());
   const build = loadBuildInfo();
+  const pageAssets = new PageAssets();
+  const pages = new PageAccess(config.allowedHosts, config.publicUrl, config.host);
   const services: Services = {
     config,
     jobs,
@@ -75,6 +81,7 @@ export async function runDaemon(argv: string[]): Promise<void> {
     startedAt: new Date(),
     log,
     extensions: new Map(),
+    links: new PageLinks(tokens, config.publicUrl, pageAssets),
   };
   const nix = await probeNix();
   services.extensions.set("nix.probe", nix);
@@ -92,9 +99,11 @@ export async function runDaemon(argv: string[]): Promise<void> {
     tokens,
     dispatcher,
     log,
-    httpRoutes: [mcp],
+    pages,
+    httpRoutes: [mcp, pageRoute(pages, tokens, pageAssets)],
   });
   url = await server.listen();
+  services.links.listening(url);
   lock.setUrl(url);
   const daemonFile = join(config.stateDir, "daemon.json");
   writeFileAtomicSync(daemonFile, JSON.stringify({ pid: process.pid, url, version: build.version, startedAt: services.startedAt.toISOString() }) + "\n");

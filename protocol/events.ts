@@ -11,7 +11,10 @@ export const JobOutputEvent = Type.Object({
   encoding: Encoding,
 });
 export const JobProgressEvent = Type.Object({ event: Type.Literal("job.progress"), job: JobId, progress: Progress });
-export const JobStateEvent = Type.Object({ event: Type.Literal("job.state"), job: JobId, state: JobState });
+/** `status` (the whole status at the change) is sent to jobs.watch subscribers; followers get id and state. */
+export const JobStateEvent = Type.Object({ event: Type.Literal("job.state"), job: JobId, state: JobState, status: Type.Optional(JobStatus) });
+/** To jobs.watch subscribers: a job was started (or queued) after the watch began. */
+export const JobCreatedEvent = Type.Object({ event: Type.Literal("job.created"), job: JobId, status: JobStatus });
 /**
  * The last event of a follow. `error` is present when the follow ended before the end of the log:
  * `not_found` when retention deleted the job (and its output) while the follower was behind,
@@ -37,7 +40,7 @@ export const FsChangeEvent = Type.Object({
 export const FilesDataHeader = Type.Object({ event: Type.Literal("files.data"), path: Type.String(), offset: Type.Integer({ minimum: 0 }) });
 export type FilesDataHeader = Static<typeof FilesDataHeader>;
 
-export const EVENTS = [JobOutputEvent, JobProgressEvent, JobStateEvent, JobExitEvent, FsChangeEvent] as const;
+export const EVENTS = [JobOutputEvent, JobProgressEvent, JobStateEvent, JobExitEvent, JobCreatedEvent, FsChangeEvent] as const;
 export type JobOutputEvent = Static<typeof JobOutputEvent>;
 export type JobExitEvent = Static<typeof JobExitEvent>;
 export type FsChangeEvent = Static<typeof FsChangeEvent>;

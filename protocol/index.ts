@@ -23,6 +23,8 @@ import { prepare } from "./actions/prepare.js";
 import { cacheList } from "./actions/cache-list.js";
 import { cachePrune } from "./actions/cache-prune.js";
 import { FS_ACTIONS } from "./actions/files-fs.js";
+import { consoleOpen, terminalOpen } from "./actions/browser.js";
+import { jobsUnwatch, jobsWatch } from "./actions/jobs-watch.js";
 
 export * from "./common.js";
 export * from "./errors.js";
@@ -70,6 +72,10 @@ export const ACTIONS = [
   cacheList,
   cachePrune,
   ...FS_ACTIONS,
+  terminalOpen,
+  consoleOpen,
+  jobsWatch,
+  jobsUnwatch,
 ];
 
 /** One entry of ACTIONS, with its literal name and its own params and result schemas. */

@@ -1,7 +1,7 @@
 // Build: compile TypeScript, embed the guide (guide/*.md in name order), record version + commit,
 // and write the published JSON Schemas (schemas/, committed and shipped in the package).
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, chmodSync } from "node:fs";
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, chmodSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { runningDaemonOf } from "./running-daemon.mjs";
 
@@ -20,6 +20,29 @@ try {
 } catch {
   typeErrors = true; // tsc still emitted; finish the build so the failure is the only thing reported
 }
+
+// The browser pages (web/, DOM code with its own tsconfig): type-checked, then bundled with xterm.js
+// from node_modules into dist/web, so the daemon serves every asset itself (never from a CDN).
+try {
+  execFileSync(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", join(root, "web/tsconfig.json")], { stdio: "inherit" });
+} catch {
+  typeErrors = true;
+}
+const webOut = join(root, "dist/web");
+rmSync(webOut, { recursive: true, force: true });
+const { build: bundle } = await import("esbuild");
+await bundle({
+  entryPoints: [join(root, "web/terminal.ts"), join(root, "web/console.ts")],
+  bundle: true,
+  format: "iife",
+  target: "es2022",
+  minify: true,
+  legalComments: "eof",
+  outdir: webOut,
+  logLevel: "warning",
+});
+for (const file of ["terminal.html", "console.html", "page.css"]) copyFileSync(join(root, "web", file), join(webOut, file));
+copyFileSync(join(root, "node_modules/@xterm/xterm/css/xterm.css"), join(webOut, "xterm.css"));
 
 const guideDir = join(root, "guide");
 const parts = readdirSync(guideDir).filter((f) => f.endsWith(".md")).sort();

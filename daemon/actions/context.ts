@@ -9,6 +9,7 @@ import type { Follower } from "../jobs/follow.js";
 import type { FileSession } from "../fs/session.js";
 import type { JobManager } from "../jobs/manager.js";
 import type { TokenStore } from "../tokens/store.js";
+import type { PageLinks } from "../web/links.js";
 
 /** Long-lived parts every handler may use; built once in main.ts. */
 export interface Services {
@@ -25,6 +26,8 @@ export interface Services {
   log: Logger;
   /** Extra catalog and info providers registered by feature modules (prepare). */
   extensions: Map<string, unknown>;
+  /** Issues the browser links of terminal.open and console.open. */
+  links: PageLinks;
 }
 
 /** The per-connection state a handler can touch. */
@@ -35,6 +38,8 @@ export interface ConnectionState {
   followers: Map<string, Follower>;
   /** Chunked uploads and watches of the file actions, made on first use; closed with the connection. */
   files?: FileSession;
+  /** This connection's jobs.watch subscription, stopped when the connection closes. */
+  watch?: { close(): void };
 }
 
 export interface ActionContext {

@@ -42,6 +42,10 @@ import filesRemove from "./files-remove.js";
 import filesSearch from "./files-search.js";
 import filesWatch from "./files-watch.js";
 import filesUnwatch from "./files-unwatch.js";
+import terminalOpen from "./terminal-open.js";
+import consoleOpen from "./console-open.js";
+import jobsWatch from "./jobs-watch.js";
+import jobsUnwatch from "./jobs-unwatch.js";
 
 /** Every handler, explicitly; dispatch checks this list against protocol's ACTIONS at start-up. */
 export const HANDLERS: readonly ActionEntry[] = [
@@ -88,4 +92,8 @@ export const HANDLERS: readonly ActionEntry[] = [
   filesSearch,
   filesWatch,
   filesUnwatch,
+  terminalOpen,
+  consoleOpen,
+  jobsWatch,
+  jobsUnwatch,
 ];

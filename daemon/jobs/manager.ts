@@ -67,6 +67,7 @@ export class JobManager extends EventEmitter {
 
   constructor(private readonly options: JobManagerOptions) {
     super();
+    this.setMaxListeners(0); // one listener per watching connection
     this.maxRunning = options.maxRunningJobs ?? 256;
     this.store = new JobStore(options.dir, options.log, OutputLog.INITIAL_FILES);
     const budget = options.outputBudgetBytes || defaultOutputBudget(options.dir, options.outputCapBytes);
@@ -142,6 +143,10 @@ export class JobManager extends EventEmitter {
     const runNow = this.running < this.maxRunning;
     if (runNow) job.transition("running", { startedAt: record.createdAt });
     this.store.save({ ...job.record });
+    // Relayed for jobs.watch: one subscription sees every job without a listener per job.
+    job.on("state", () => this.emit("job.state", job));
+    job.on("progress", () => this.emit("job.progress", job));
+    this.emit("job.created", job);
     if (runNow) this.execute(job, options);
     else this.queue.push({ job, options });
     return job;

@@ -172,6 +172,7 @@ export class Connection implements FollowSink {
     for (const follower of [...this.state.followers.values()]) follower.close();
     this.state.followers.clear();
     this.state.files?.close(); // uploads' temporary files removed, watchers stopped
+    this.state.watch?.close();
     this.drainWaiters = [];
     this.log.debug("connection closed");
   }

@@ -8,6 +8,8 @@ import type { TokenStore } from "../tokens/store.js";
 import { Connection } from "./connection.js";
 import { checkUpgrade } from "./upgrade-guard.js";
 import { routeHttp, type HttpRoute } from "./http-routes.js";
+import { isLinkProtocol, PAGE_SUBPROTOCOL } from "./link-protocol.js";
+import type { PageAccess } from "./page-access.js";
 
 export interface ServerOptions {
   host: string;
@@ -21,6 +23,8 @@ export interface ServerOptions {
   log: Logger;
   /** Plain-HTTP endpoints beside the WebSocket (see http-routes.ts); none by default. */
   httpRoutes?: readonly HttpRoute[];
+  /** Enables browser-link sockets (token in Sec-WebSocket-Protocol) from the daemon's own pages. */
+  pages?: PageAccess;
 }
 
 /**
@@ -48,7 +52,14 @@ export class HotlineServer {
   private nextId = 1;
 
   constructor(private readonly options: ServerOptions) {
-    this.wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayloadBytes * HARD_LIMIT_FACTOR, perMessageDeflate: false });
+    this.wss = new WebSocketServer({
+      noServer: true,
+      maxPayload: options.maxPayloadBytes * HARD_LIMIT_FACTOR,
+      perMessageDeflate: false,
+      // A page offers ["hotline", "hotline.token.…"] and gets "hotline", so the token is never echoed;
+      // any other client gets its first offer, as ws does by default.
+      handleProtocols: (offered) => (offered.has(PAGE_SUBPROTOCOL) ? PAGE_SUBPROTOCOL : ([...offered].find((p) => !isLinkProtocol(p)) ?? false)),
+    });
     this.http = createServer(routeHttp(options.httpRoutes ?? [], options.log));
     options.tokens.onRevoke((tokenId) =>
       // After the current turn, so the revoking request's own reply goes out first.
@@ -68,7 +79,7 @@ export class HotlineServer {
 
   private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const options = this.options;
-    const verdict = checkUpgrade(req, options.tokens, options.allowedOrigins);
+    const verdict = checkUpgrade(req, options.tokens, options.allowedOrigins, options.pages);
     if (!verdict.ok) {
       options.log.info({ status: verdict.status, origin: req.headers.origin, remote: req.socket.remoteAddress }, "upgrade refused");
       refuse(socket, verdict.status, verdict.code, verdict.message);

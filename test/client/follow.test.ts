@@ -1,61 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { createHash, randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
-import { createConnection, createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
 import { connect, HotlineError } from "../../client/index.js";
+import { CuttingProxy } from "../helpers/cutting-proxy.js";
 import { useDaemon, withDaemon } from "../helpers/daemon.js";
-
-/**
- * A TCP proxy between the client and the daemon that can cut every connection it carries:
- * `cut()` destroys the daemon-facing socket, and the client-facing one goes down with it, so
- * the client sees its connection terminated from the server side.
- */
-class CuttingProxy {
-  accepted = 0;
-  private readonly pairs = new Set<{ upstream: Socket; downstream: Socket }>();
-  private constructor(
-    private readonly server: Server,
-    readonly url: string,
-  ) {}
-
-  static async start(target: string): Promise<CuttingProxy> {
-    const { hostname, port } = new URL(target);
-    const server = createServer();
-    const proxy = await new Promise<CuttingProxy>((resolve) =>
-      server.listen(0, "127.0.0.1", () => {
-        const address = server.address() as { port: number };
-        resolve(new CuttingProxy(server, `ws://127.0.0.1:${address.port}`));
-      }),
-    );
-    server.on("connection", (downstream) => {
-      proxy.accepted++;
-      const upstream = createConnection({ host: hostname, port: Number(port) });
-      const pair = { upstream, downstream };
-      proxy.pairs.add(pair);
-      upstream.pipe(downstream);
-      downstream.pipe(upstream);
-      const down = (): void => {
-        proxy.pairs.delete(pair);
-        upstream.destroy();
-        downstream.destroy();
-      };
-      upstream.on("close", down).on("error", down);
-      downstream.on("close", down).on("error", down);
-    });
-    return proxy;
-  }
-
-  /** Terminates every connection from the daemon's side. */
-  cut(): void {
-    for (const { upstream } of this.pairs) upstream.destroy();
-  }
-
-  close(): Promise<void> {
-    this.cut();
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
-}
 
 const MIB = 1024 * 1024;
 

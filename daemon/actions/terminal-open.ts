@@ -1,0 +1,45 @@
+import { terminalOpen } from "../../protocol/actions/browser.js";
+import type { JobStatus } from "../../protocol/common.js";
+import { ActionError } from "../../protocol/errors.js";
+import { entry } from "./context.js";
+import { startProcessJob } from "./process-job.js";
+
+/** Why no terminal can run here (node-pty, a native addon, failed to load), or undefined. */
+async function ptyUnavailable(): Promise<string | undefined> {
+  try {
+    await import("../runners/pty.js");
+    return undefined;
+  } catch (err) {
+    return `terminals are not available here: node-pty could not be loaded (${(err as Error).message})`;
+  }
+}
+
+export default entry(terminalOpen, async (params, ctx) => {
+  const { services } = ctx;
+  const reason = services.links.unavailable() ?? (await ptyUnavailable());
+  if (reason) return { available: false as const, reason };
+  let job: JobStatus;
+  if (params.job !== undefined) {
+    const existing = services.jobs.get(params.job);
+    if (existing.record.kind !== "terminal") throw new ActionError("conflict", `job ${existing.id} is a ${existing.record.kind} job, not a terminal; leave out job to start a new terminal`, { path: "/job" });
+    if (existing.finished) throw new ActionError("conflict", `terminal ${existing.id} has ended (${existing.state}); leave out job to start a new one`, { path: "/job" });
+    job = existing.status();
+  } else {
+    const shell = services.baseEnv.SHELL?.startsWith("/") ? services.baseEnv.SHELL : "bash";
+    const argv = params.command === undefined ? [shell, "-l"] : ["bash", "-c", params.command];
+    const started = await startProcessJob(
+      {
+        kind: "terminal",
+        title: params.command ?? `terminal (${shell})`,
+        argv,
+        params: { ...params, ttlMs: undefined },
+        cwd: params.cwd,
+        pty: { cols: params.cols ?? 80, rows: params.rows ?? 24 },
+      },
+      ctx,
+    );
+    job = started.job;
+  }
+  const link = services.links.issue("terminal", ctx.connection.scope, params.ttlMs, { job: job.id });
+  return { available: true as const, webTerminalUrl: link.url, expiresAt: link.expiresAt, tokenId: link.tokenId, job };
+});

@@ -1,0 +1,42 @@
+import type { Scope } from "../../protocol/define.js";
+import { DEFAULT_LINK_TTL_MS } from "../../protocol/actions/browser.js";
+import type { TokenStore } from "../tokens/store.js";
+import type { PageAssets } from "./assets.js";
+
+export type LinkPage = "terminal" | "console";
+
+/**
+ * Mints the links of terminal.open and console.open: a token of its own (scoped like the asking
+ * token, expiring, revocable with tokens.revoke) carried in the URL fragment, which a browser
+ * never sends to a server, so it reaches no request line and no log.
+ */
+export class PageLinks {
+  private base: string | undefined;
+
+  constructor(
+    private readonly tokens: TokenStore,
+    private readonly publicUrl: string | undefined,
+    private readonly assets: PageAssets,
+  ) {}
+
+  /** The daemon's own address, once it listens: the links' base when no publicUrl is set. */
+  listening(wsUrl: string): void {
+    const url = new URL(wsUrl.replace(/^ws/, "http"));
+    // A wildcard bind is reached on loopback from this machine.
+    if (url.hostname === "0.0.0.0") url.hostname = "127.0.0.1";
+    if (url.hostname === "[::]") url.hostname = "[::1]";
+    this.base = url.origin;
+  }
+
+  /** Why links cannot be served now, or undefined. */
+  unavailable(): string | undefined {
+    if (this.publicUrl === undefined && this.base === undefined) return "the daemon is not listening yet";
+    return this.assets.missing();
+  }
+
+  issue(page: LinkPage, scope: Scope, ttlMs: number | undefined, fragment: Record<string, string> = {}): { url: string; expiresAt: string; tokenId: string } {
+    const { token, id, expiresAt } = this.tokens.create(scope, ttlMs ?? DEFAULT_LINK_TTL_MS, `${page} link`);
+    const hash = new URLSearchParams({ ...fragment, token }).toString();
+    return { url: `${this.publicUrl ?? this.base}/web/${page}#${hash}`, expiresAt, tokenId: id };
+  }
+}

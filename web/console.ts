@@ -1,0 +1,163 @@
+// The operator console: every job, newest first, kept live by jobs.watch events (no polling);
+// a click follows a job's output in xterm.js; cancel for manage links; copy the whole output.
+import { Terminal } from "@xterm/xterm";
+import { FitAddon } from "@xterm/addon-fit";
+import type { JobStatus } from "../protocol/common.js";
+import type { LinkConnection } from "../client/link-connection.js";
+import { checkLink, decodeOutput, keepConnected, readLink, showLinkRefused } from "./link.js";
+
+const TAIL_BYTES = 64 * 1024;
+const jobs = new Map<string, JobStatus>();
+const rows = new Map<string, HTMLTableRowElement>();
+const list = document.getElementById("jobs")!;
+const status = document.getElementById("status")!;
+const panel = document.getElementById("output-panel")!;
+const term = new Terminal({ scrollback: 50_000, convertEol: true, disableStdin: true, fontFamily: "monospace" });
+const fit = new FitAddon();
+term.loadAddon(fit);
+term.open(document.getElementById("output")!);
+
+const state: { conn?: LinkConnection; scope?: "manage" | "observe"; selected?: string; term: Terminal; jobs: Map<string, JobStatus> } = { term, jobs };
+(window as unknown as { hotline: typeof state }).hotline = state;
+
+function say(text: string): void {
+  status.textContent = text;
+}
+
+function duration(job: JobStatus): string {
+  if (!job.startedAt) return "";
+  const ms = (job.endedAt ? Date.parse(job.endedAt) : Date.now()) - Date.parse(job.startedAt);
+  const s = Math.max(0, Math.round(ms / 1000));
+  return s < 60 ? `${s}s` : s < 3600 ? `${Math.floor(s / 60)}m ${s % 60}s` : `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
+}
+
+function cell(row: HTMLTableRowElement, name: string): HTMLTableCellElement {
+  return row.querySelector(`td.${name}`)!;
+}
+
+function render(job: JobStatus): void {
+  let row = rows.get(job.id);
+  if (!row) {
+    row = document.createElement("tr");
+    row.dataset.job = job.id;
+    for (const name of ["state", "kind", "title", "progress", "duration"]) {
+      const td = document.createElement("td");
+      td.className = name;
+      row.append(td);
+    }
+    const bar = document.createElement("progress");
+    cell(row, "progress").append(bar);
+    row.addEventListener("click", () => select(job.id));
+    rows.set(job.id, row);
+    // Newest first: job ids sort by creation time.
+    const after = [...rows.keys()].filter((id) => id > job.id).sort().pop();
+    const before = after === undefined ? list.firstChild : rows.get(after)!.nextSibling;
+    list.insertBefore(row, before);
+  }
+  row.dataset.state = job.state;
+  cell(row, "state").textContent = job.state;
+  cell(row, "kind").textContent = job.kind;
+  cell(row, "title").textContent = job.title;
+  const bar = cell(row, "progress").querySelector("progress")!;
+  const p = job.progress;
+  bar.hidden = !p;
+  if (p && p.total) {
+    bar.max = p.total;
+    bar.value = Math.min(p.done, p.total);
+  } else bar.removeAttribute("value");
+  cell(row, "duration").textContent = duration(job);
+  if (job.id === state.selected) showSelected(job);
+}
+
+function upsert(job: JobStatus): void {
+  jobs.set(job.id, job);
+  render(job);
+}
+
+function showSelected(job: JobStatus): void {
+  document.getElementById("selected-title")!.textContent = `${job.id} · ${job.kind} · ${job.state} · ${job.title}`;
+  (document.getElementById("cancel") as HTMLButtonElement).hidden = state.scope !== "manage" || !["queued", "running"].includes(job.state);
+}
+
+/** Follows the selected job's output from `from` (0: the start) into the panel's terminal. */
+async function follow(id: string, from: number): Promise<void> {
+  const conn = state.conn;
+  if (!conn) return;
+  if (state.selected) await conn.request("jobs.unfollow", { job: state.selected }).catch(() => {});
+  state.selected = id;
+  term.reset();
+  panel.hidden = false;
+  fit.fit();
+  for (const r of rows.values()) r.classList.toggle("selected", r.dataset.job === id);
+  showSelected(jobs.get(id)!);
+  await conn.request("jobs.follow", { job: id, from }).catch((err: Error) => say(`cannot follow ${id}: ${err.message}`));
+}
+
+function select(id: string): void {
+  void follow(id, 0);
+}
+
+async function copyOutput(): Promise<void> {
+  const conn = state.conn;
+  const id = state.selected;
+  if (!conn || !id) return;
+  const parts: Uint8Array[] = [];
+  for (let from = 0; ; ) {
+    const page = await conn.request("jobs.output", { job: id, from });
+    parts.push(decodeOutput(page.data, page.encoding));
+    if (page.eof || page.next === from) break;
+    from = page.next;
+  }
+  const text = new TextDecoder().decode(new Uint8Array(await new Blob(parts as BlobPart[]).arrayBuffer()));
+  try {
+    await navigator.clipboard.writeText(text);
+    say(`copied ${text.length} characters of ${id}`);
+  } catch {
+    say("the browser refused the clipboard; select the output instead");
+  }
+}
+
+/** One connection's work: the live job list, and the selected job's output again after a reconnect. */
+async function watch(conn: LinkConnection): Promise<void> {
+  state.conn = conn;
+  conn.onClose(() => (state.conn = undefined));
+  conn.onEvent((event) => {
+    if (event.event === "job.created") upsert(event.status);
+    else if (event.event === "job.state" && event.status) upsert(event.status);
+    else if (event.event === "job.progress") {
+      const job = jobs.get(event.job);
+      if (job) upsert({ ...job, progress: event.progress });
+    } else if (event.event === "job.output" && event.job === state.selected) term.write(decodeOutput(event.data, event.encoding));
+    else if (event.event === "job.exit" && event.job === state.selected) upsert(event.status);
+  });
+  const snapshot = await conn.request("jobs.watch", { limit: 200 }).catch(() => undefined);
+  if (!snapshot) return;
+  for (const job of [...snapshot.jobs].reverse()) upsert(job);
+  say(`${state.scope} link · live`);
+  if (state.selected) void follow(state.selected, 0);
+}
+
+const link = readLink();
+if (!link) showLinkRefused("console", "this address carries no console link");
+else {
+  void (async () => {
+    const check = await checkLink(link);
+    if (check.state === "refused") return showLinkRefused("console", check.message);
+    if (check.state === "valid") state.scope = check.scope;
+    document.body.dataset.scope = state.scope ?? "";
+    document.getElementById("from-start")!.addEventListener("click", () => state.selected && void follow(state.selected, 0));
+    document.getElementById("from-tail")!.addEventListener("click", () => {
+      const job = state.selected ? jobs.get(state.selected) : undefined;
+      if (job) void follow(job.id, Math.max(0, job.outputBytes - TAIL_BYTES));
+    });
+    document.getElementById("copy")!.addEventListener("click", () => void copyOutput().catch((err: Error) => say(`copy failed: ${err.message}`)));
+    document.getElementById("cancel")!.addEventListener("click", () => {
+      const id = state.selected;
+      if (id) state.conn?.request("jobs.cancel", { job: id, wait: 5000 }).then(upsert, (err: Error) => say(`cancel refused: ${err.message}`));
+    });
+    window.addEventListener("resize", () => fit.fit());
+    // Durations of running jobs tick locally; the job list itself changes only on events.
+    setInterval(() => jobs.forEach((job) => job.state === "running" && render(job)), 1000);
+    await keepConnected(link, "console", say, watch);
+  })();
+}
