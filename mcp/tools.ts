@@ -13,6 +13,12 @@ export const EXCLUDED: Readonly<Record<string, string>> = {
   "jobs.follow": "MCP has no event stream per tool call: waiting tool calls send notifications/progress instead",
   // Only meaningful on the connection that called jobs.follow, which MCP never opens.
   "jobs.unfollow": "stops a jobs.follow, which MCP does not offer",
+  // Watches push events (fs.change, job.created/state/progress) on the caller's connection until
+  // it unwatches; an MCP tool call has one result, so these would subscribe to nothing it can see.
+  "files.watch": "MCP has no event stream per tool call: list or stat again, or run a job that waits for the change",
+  "files.unwatch": "stops a files.watch, which MCP does not offer",
+  "jobs.watch": "MCP has no event stream per tool call: jobs_list shows every job, jobs_wait waits for one",
+  "jobs.unwatch": "stops a jobs.watch, which MCP does not offer",
 };
 
 /** One tool as tools/list shows it. */
