@@ -2,10 +2,9 @@ import { prepare } from "../../protocol/actions/prepare.js";
 import { ActionError } from "../../protocol/errors.js";
 import { checkWorkspace, recipeIdentity } from "../nix/recipe.js";
 import { entry } from "./context.js";
-import { nixFeature } from "../prepare-feature.js";
 
 export default entry(prepare, async (params, { services }) => {
-  const feature = nixFeature(services);
+  const feature = services.prepare;
   if (!feature.available) throw new ActionError("unavailable", `prepare needs Nix with flakes: ${feature.reason}`, { details: { reason: feature.reason } });
   const { preparer, inflight } = feature;
   const workspace = checkWorkspace(params.workspace);
