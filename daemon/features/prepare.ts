@@ -37,6 +37,7 @@ export function createPrepare({ config, build, log, probe }: PrepareFeatureOptio
     defaultNixpkgs: config.nixpkgs,
     system: nixSystem(),
     daemonVersion: build.version,
+    ...(probe.available ? { nixVersion: probe.version } : {}),
     binaryCache: config.environmentCache,
   });
   warnAboutSigningKey(config, log);

@@ -1,13 +1,15 @@
 import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { basename, dirname, join, relative, sep } from "node:path";
+import type { Static } from "@sinclair/typebox";
+import type { EnvironmentSummary as EnvironmentSummarySchema } from "../../protocol/actions/prepare.js";
 import { ActionError } from "../../protocol/errors.js";
+import { KeyedMutex } from "../util/mutex.js";
 import type { RunContext } from "../runners/context.js";
 import { execNix, runNix, stripAnsi, type NixLogEvent } from "../runners/nix-cli.js";
 import { arrivalOf, publishClosure, substituterArgs, type BinaryCacheSettings, type ClosureArrival, type Publication } from "./binary-cache.js";
 import { cacheKey, EnvironmentCache, type CacheEntry } from "./cache.js";
 import { flakeInputPaths, rootFlakeInputs } from "./flake-inputs.js";
-import { KeyedMutex } from "./concurrency.js";
 import { environmentFromDevEnv, envStorePath, shellHookOf, type DevEnvJson } from "./dev-env.js";
 import { fingerprintFiles, fingerprintsMatch } from "./fingerprint.js";
 import { writeFileIfChanged } from "./files.js";
@@ -26,6 +28,8 @@ export interface NixSettings {
   defaultNixpkgs: string;
   system: string;
   daemonVersion: string;
+  /** Nix's version as the start-up probe found it (`nix --version` is asked there only), recorded in each cache entry. */
+  nixVersion?: string;
   /** Environment for Nix processes (e.g. NIX_CONFIG with extra substituters); defaults to the daemon's. */
   nixEnv?: NodeJS.ProcessEnv;
   /** The shared binary cache: consulted by every Nix call of prepare, pushed to after each preparation. */
@@ -34,19 +38,7 @@ export interface NixSettings {
 }
 
 /** What a client learns about a prepared environment (the `environment` of a ready reply and a job result). */
-export interface EnvironmentSummary {
-  workspace: string;
-  system: string;
-  cacheKey: string;
-  storePath: string;
-  packages?: string[];
-  flake?: string;
-  nixpkgs?: EnvironmentSpec["nixpkgs"];
-  variables: string[];
-  pathPrepend: string[];
-  hookRan: boolean;
-  preparedAt: string;
-}
+export type EnvironmentSummary = Static<typeof EnvironmentSummarySchema>;
 
 /** What one preparation job produced: the environment, how its closure arrived, and its push (when configured). */
 export interface PrepareOutcome {
@@ -379,7 +371,7 @@ export class NixPreparer {
         files,
         inputs,
         ...(publication ? { publication } : {}),
-        nixVersion: await nixVersion(this.settings.nixEnv),
+        ...(this.settings.nixVersion ? { nixVersion: this.settings.nixVersion } : {}),
         hookRan: hook.trim() !== "",
         createdAt: new Date().toISOString(),
       },
@@ -390,11 +382,6 @@ export class NixPreparer {
   }
 }
 
-let versionPromise: Promise<string> | undefined;
-function nixVersion(env: NodeJS.ProcessEnv | undefined): Promise<string> {
-  versionPromise ??= execNix("nix", ["--version"], { env }).then((out) => out.trim(), () => "unknown");
-  return versionPromise;
-}
 
 /**
  * Failures of Nix itself or of the machine (store, daemon socket, disk, settings), not of what the
