@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { existsSync, lstatSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { canonicalJson } from "../util/canonical-json.js";
 import type { Publication } from "./binary-cache.js";
@@ -107,12 +107,4 @@ export class EnvironmentCache {
     }
   }
 
-  /** Whether the GC root link exists (diagnostics and tests). */
-  hasRoot(system: string, key: string): boolean {
-    try {
-      return lstatSync(this.gcRoot(system, key)).isSymbolicLink() && statSync(this.gcRoot(system, key)).isFile() !== undefined;
-    } catch {
-      return false;
-    }
-  }
 }
