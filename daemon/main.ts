@@ -10,15 +10,15 @@ import { loadBuildInfo, loadGuide } from "./build-info.js";
 import { loadConfig, SETTINGS } from "./config.js";
 import { Dispatcher } from "./dispatch/dispatcher.js";
 import { baseJobEnvironment } from "./environment/job-env.js";
-import { noEnvironment } from "./environment/resolver.js";
 import { JobManager } from "./jobs/manager.js";
 import { createLogger } from "./logger.js";
 import { InstanceLock, ALREADY_RUNNING_EXIT_CODE, alreadyRunningMessage } from "./server/instance-lock.js";
 import { HotlineServer } from "./server/server.js";
 import { probeNix } from "./system.js";
+import { createPrepare } from "./features/prepare.js";
+import { createWorkspace } from "./features/workspace.js";
 import { TokenStore } from "./tokens/store.js";
 import { writeFileAtomicSync } from "./util/atomic-write.js";
-import { installFeatures } from "./features.js";
 import { mcpRoute } from "./mcp-route.js";
 import { PageAccess } from "./server/page-access.js";
 import { PageAssets } from "./web/assets.js";
@@ -69,10 +69,12 @@ export async function runDaemon(argv: string[]): Promise<void> {
   const build = loadBuildInfo();
   const pageAssets = new PageAssets();
   const pages = new PageAccess(config.allowedHosts, config.publicUrl, config.host);
+  const nix = await probeNix();
+  const prepare = createPrepare({ config, build, log, probe: nix });
   const services: Services = {
     config,
     jobs,
-    env: { resolver: noEnvironment },
+    env: { resolver: prepare.preparer.environments },
     baseEnv: baseJobEnvironment(),
     tokens,
     activity,
@@ -80,12 +82,11 @@ export async function runDaemon(argv: string[]): Promise<void> {
     guide: loadGuide(build),
     startedAt: new Date(),
     log,
-    extensions: new Map(),
+    nix,
+    prepare,
+    workspace: createWorkspace(config),
     links: new PageLinks(tokens, config.publicUrl, pageAssets),
   };
-  const nix = await probeNix();
-  services.extensions.set("nix.probe", nix);
-  await installFeatures(services);
   const dispatcher = new Dispatcher(ACTIONS, HANDLERS, services);
   let url = "";
   const mcp = mcpRoute({ tokens, allowedOrigins: config.allowedOrigins, maxBodyBytes: config.maxPayloadBytes, url: () => url });

@@ -13,11 +13,13 @@ function sources(dir: string): string[] {
 }
 
 /** Repository-relative paths a file imports (static and dynamic), without the .js suffix. */
-function localImports(file: string): string[] {
-  const text = readFileSync(join(ROOT, file), "utf8");
+function localImports(file: string, text = readFileSync(join(ROOT, file), "utf8")): string[] {
   const specs = [...text.matchAll(/(?:from|import)\s*\(?\s*"(\.{1,2}\/[^"]+)"/g)].map((m) => m[1]!);
   return specs.map((s) => relative(ROOT, resolve(ROOT, dirname(file), s)).replace(/\.js$/, ""));
 }
+
+/** The domain folders and everything above them in the dependency direction. */
+const DOMAIN_AND_ABOVE = ["daemon/nix/", "daemon/workspace/", "daemon/features/", "daemon/actions/", "daemon/dispatch/", "daemon/server/", "daemon/main"];
 
 /** Folder → folders it must never import (the dependency direction of README's architecture table). */
 const FORBIDDEN: Record<string, string[]> = {
@@ -28,6 +30,13 @@ const FORBIDDEN: Record<string, string[]> = {
   "daemon/workspace/": ["daemon/actions/", "daemon/dispatch/", "daemon/server/", "daemon/main"],
   "daemon/fs/": ["daemon/actions/", "daemon/dispatch/", "daemon/server/", "daemon/main"],
   "daemon/actions/": ["daemon/dispatch/", "daemon/server/", "daemon/main"],
+  // Feature wiring (what main.ts builds for the handlers) sits below the actions that use it.
+  "daemon/features/": ["daemon/actions/", "daemon/dispatch/", "daemon/server/", "daemon/main"],
+  // A job's environment is composed from the resolver seam; it knows no domain and no job.
+  "daemon/environment/": [...DOMAIN_AND_ABOVE, "daemon/jobs/", "daemon/runners/"],
+  "daemon/tokens/": [...DOMAIN_AND_ABOVE, "daemon/jobs/", "daemon/runners/", "daemon/environment/"],
+  // Small shared mechanisms: everything may use them, so they use nothing of the daemon's.
+  "daemon/util/": [...DOMAIN_AND_ABOVE, "daemon/jobs/", "daemon/runners/", "daemon/environment/", "daemon/tokens/", "daemon/config"],
   "daemon/dispatch/": ["daemon/server/", "daemon/main"],
   "daemon/server/": ["daemon/main"],
   // Process control is a leaf: node only, so every layer (runners, jobs, nix, workspace) may use it.
@@ -56,18 +65,31 @@ const FORBIDDEN: Record<string, string[]> = {
 /** The one door between jobs and runners: the RunContext type a job hands its runner. */
 const ALLOWED_SEAM = "daemon/runners/context";
 
+/** Each import of a file in `folder` that its rule forbids, as "file → target" (`text` stands in for a file's contents). */
+function violations(files: string[], folder: string, text?: string): string[] {
+  return files
+    .filter((f) => f.startsWith(folder))
+    .flatMap((f) =>
+      localImports(f, text)
+        .filter((target) => target !== ALLOWED_SEAM && FORBIDDEN[folder]!.some((bad) => target.startsWith(bad)))
+        .map((target) => `${f} → ${target}`),
+    );
+}
+
 describe("dependencies point one way", () => {
   const files = [...sources("protocol"), ...sources("daemon"), ...sources("cli"), ...sources("client"), ...sources("mcp")];
 
   it.each(Object.keys(FORBIDDEN))("%s imports nothing it must not", (folder) => {
-    const violations = files
-      .filter((f) => f.startsWith(folder))
-      .flatMap((f) =>
-        localImports(f)
-          .filter((target) => target !== ALLOWED_SEAM && FORBIDDEN[folder]!.some((bad) => target.startsWith(bad)))
-          .map((target) => `${f} → ${target}`),
-      );
-    expect(violations).toEqual([]);
+    expect(violations(files, folder)).toEqual([]);
+  });
+
+  it.each(Object.keys(FORBIDDEN))("a forbidden import in %s fails its rule", (folder) => {
+    // A file in the folder importing the first folder it must not (by a relative path, as code does): the rule must see it.
+    const file = folder.endsWith("/") ? `${folder}probe.ts` : `${folder}-probe.ts`;
+    const forbidden = FORBIDDEN[folder]![0]!;
+    const target = forbidden.endsWith("/") ? `${forbidden}x` : forbidden;
+    const text = `import { x } from "${relative(dirname(join(ROOT, file)), join(ROOT, target))}.js";\nexport const y = x;\n`;
+    expect(violations([file], folder, text)).toEqual([`${file} → ${target}`]);
   });
 
   it("sees static and dynamic imports (so the rules above can fail)", () => {

@@ -80,6 +80,20 @@ describe.skipIf(!hasNix)("prepare through the daemon (real nix, offline stand-in
     expect(nixCalls()).toBe(before);
   });
 
+  it("takes the job-start options of every job: with wait the reply carries the ended job (with its key), timeoutMs is the job's deadline", async () => {
+    const ws = workspace();
+    const reply = await client.ok("prepare", { workspace: ws, packages: ["hello-a"], wait: 60_000, key: `wait-${ws}` }, 70_000);
+    expect(reply.ready).toBe(false);
+    expect(reply.job).toMatchObject({ kind: "prepare", state: "succeeded", key: `wait-${ws}` });
+    expect(reply.job.result.environment).toMatchObject({ workspace: ws, packages: ["hello-a"] });
+    expect((await client.ok("prepare", { workspace: ws, packages: ["hello-a"], wait: 60_000 })).ready).toBe(true);
+
+    const late = workspace();
+    const timedOut = await client.ok("prepare", { workspace: late, packages: ["hello-b"], wait: 60_000, timeoutMs: 1 }, 70_000);
+    expect(timedOut.job).toMatchObject({ kind: "prepare", state: "timed_out" });
+    expect(existsSync(join(late, ".hotline/environment-spec.json"))).toBe(false);
+  });
+
   it("refuses hostile package names before Nix runs, naming the entry", async () => {
     const ws = workspace();
     const before = nixCalls();

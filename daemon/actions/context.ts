@@ -4,18 +4,21 @@ import type { Activity } from "../activity.js";
 import type { BuildInfo, Guide } from "../build-info.js";
 import type { Config } from "../config.js";
 import type { EnvironmentResolver } from "../environment/resolver.js";
+import type { PrepareFeature } from "../features/prepare.js";
 import type { FollowSink } from "../jobs/follow.js";
 import type { Follower } from "../jobs/follow.js";
 import type { FileSession } from "../fs/session.js";
 import type { JobManager } from "../jobs/manager.js";
+import type { NixProbe } from "../system.js";
 import type { TokenStore } from "../tokens/store.js";
 import type { PageLinks } from "../web/links.js";
+import type { Workspace } from "../workspace/workspace.js";
 
 /** Long-lived parts every handler may use; built once in main.ts. */
 export interface Services {
   config: Readonly<Config>;
   jobs: JobManager;
-  /** Replaceable: prepare installs its resolver here. */
+  /** Where a job's prepared environment comes from (prepare's index of workspaces). */
   env: { resolver: EnvironmentResolver };
   baseEnv: Record<string, string>;
   tokens: TokenStore;
@@ -24,10 +27,14 @@ export interface Services {
   guide: Guide;
   startedAt: Date;
   log: Logger;
-  /** Extra catalog and info providers registered by feature modules (prepare). */
-  extensions: Map<string, unknown>;
   /** Issues the browser links of terminal.open and console.open. */
   links: PageLinks;
+  /** What `nix --version` and the flakes check said at start-up. */
+  nix: NixProbe;
+  /** prepare, cache.* and state.catalog: the preparer and whether Nix can run it. */
+  prepare: PrepareFeature;
+  /** repos.*, tasks.*, secrets.write: the coding workspace. */
+  workspace: Workspace;
 }
 
 /** The per-connection state a handler can touch. */

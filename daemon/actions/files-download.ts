@@ -3,7 +3,7 @@ import { filesDownload } from "../../protocol/actions/files-download.js";
 import { ActionError } from "../../protocol/errors.js";
 import { downloadFile } from "../runners/download.js";
 import { downloadGithubAsset, validateRepo } from "../runners/github-release.js";
-import { parseHttpUrl, redactUrl } from "../runners/http-open.js";
+import { parseHttpUrl, logSafeUrl } from "../runners/http-open.js";
 import { entry } from "./context.js";
 import { startFileJob } from "./files-job.js";
 
@@ -19,7 +19,7 @@ export default entry(filesDownload, async (params, ctx) => {
   const url = params.url !== undefined ? parseHttpUrl(params.url) : undefined;
   if (params.github) validateRepo(params.github.repo);
   const gh = params.github;
-  const title = url ? `download ${redactUrl(url)}` : `download ${gh!.repo}@${gh!.tag} ${gh!.asset}`;
+  const title = url ? `download ${logSafeUrl(url)}` : `download ${gh!.repo}@${gh!.tag} ${gh!.asset}`;
   const download = { dest: params.dest, sha256: params.sha256, overwrite: params.overwrite, parents: params.parents };
   return startFileJob(
     {

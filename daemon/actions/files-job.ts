@@ -1,6 +1,6 @@
-import type { JobStatus } from "../../protocol/common.js";
 import type { JobContext } from "../jobs/manager.js";
 import type { ActionContext } from "./context.js";
+import { startJob, type JobReply } from "./job-start.js";
 
 /** What files.download and files.extract hand to the job table. */
 export interface FileJobRequest {
@@ -23,21 +23,22 @@ export interface FileJobRequest {
  * behaviour as a shell job: cancel aborts the job's signal, and the runner cleans up before the
  * job is recorded as ended.
  */
-export async function startFileJob(req: FileJobRequest, ctx: ActionContext): Promise<{ job: JobStatus }> {
-  const job = ctx.services.jobs.start({
-    kind: req.kind,
-    title: req.title,
-    key: req.key,
-    params: req.params,
-    timeoutMs: req.timeoutMs,
-    cwd: req.cwd,
-    run: async (jobCtx) => {
-      const result = await req.work(jobCtx);
-      jobCtx.output("stdout", `${req.summary(result)}\n`);
-      return { ok: true, result };
+export async function startFileJob(req: FileJobRequest, ctx: ActionContext): Promise<JobReply> {
+  return startJob(
+    ctx.services,
+    {
+      kind: req.kind,
+      title: req.title,
+      key: req.key,
+      params: req.params,
+      timeoutMs: req.timeoutMs,
+      cwd: req.cwd,
+      run: async (jobCtx) => {
+        const result = await req.work(jobCtx);
+        jobCtx.output("stdout", `${req.summary(result)}\n`);
+        return { ok: true, result };
+      },
     },
-  });
-  if (req.wait === undefined || req.wait === 0) return { job: job.status() };
-  const { job: status } = await ctx.services.jobs.wait(job.id, req.wait);
-  return { job: status };
+    { wait: req.wait },
+  );
 }

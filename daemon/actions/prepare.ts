@@ -2,10 +2,10 @@ import { prepare } from "../../protocol/actions/prepare.js";
 import { ActionError } from "../../protocol/errors.js";
 import { checkWorkspace, recipeIdentity } from "../nix/recipe.js";
 import { entry } from "./context.js";
-import { nixFeature } from "../prepare-feature.js";
+import { replyForJob, startJob } from "./job-start.js";
 
 export default entry(prepare, async (params, { services }) => {
-  const feature = nixFeature(services);
+  const feature = services.prepare;
   if (!feature.available) throw new ActionError("unavailable", `prepare needs Nix with flakes: ${feature.reason}`, { details: { reason: feature.reason } });
   const { preparer, inflight } = feature;
   const workspace = checkWorkspace(params.workspace);
@@ -14,22 +14,34 @@ export default entry(prepare, async (params, { services }) => {
   const plan = preparer.plan(req, workspace, { adopt: !preparer.busy(workspace) });
   if (plan.ready) return { ready: true, environment: plan.environment };
   const identity = recipeIdentity(workspace, plan.recipe);
+  const reply = { wait: params.wait };
   const runningId = inflight.get(identity);
   if (runningId && params.key === undefined) {
     const running = services.jobs.get(runningId);
-    if (!running.finished) return { ready: false, job: running.status() };
+    // An identical prepare already running is joined (and waited for, with `wait`).
+    if (!running.finished) return { ready: false, ...(await replyForJob(services, running, reply)) };
   }
-  const job = services.jobs.start({
-    kind: "prepare",
-    title: `prepare ${workspace}${plan.recipe.kind === "packages" ? ` (${plan.recipe.packages.join(" ")})` : ` (${plan.recipe.ref})`}`,
-    key: params.key,
-    params: req,
-    cwd: workspace,
-    run: async (jobCtx) => {
-      const { environment, closure, publication } = await preparer.run(req, workspace, jobCtx);
-      return { ok: true, result: { environment, closure, ...(publication ? { publication } : {}) } };
+  const started = await startJob(
+    services,
+    {
+      kind: "prepare",
+      title: `prepare ${workspace}${plan.recipe.kind === "packages" ? ` (${plan.recipe.packages.join(" ")})` : ` (${plan.recipe.ref})`}`,
+      key: params.key,
+      // What idempotency compares: the request and the deadline, not `wait`.
+      params: params.timeoutMs === undefined ? req : { ...req, timeoutMs: params.timeoutMs },
+      timeoutMs: params.timeoutMs,
+      cwd: workspace,
+      run: async (jobCtx) => {
+        const { environment, closure, publication } = await preparer.run(req, workspace, jobCtx);
+        return { ok: true, result: { environment, closure, ...(publication ? { publication } : {}) } };
+      },
     },
-  });
-  if (!job.finished) inflight.track(identity, job.id, new Promise<void>((resolve) => job.once("end", () => resolve())));
-  return { ready: false, job: job.status() };
+    {
+      ...reply,
+      started: (job) => {
+        if (!job.finished) inflight.track(identity, job.id, new Promise<void>((resolve) => job.once("end", () => resolve())));
+      },
+    },
+  );
+  return { ready: false, job: started.job };
 });

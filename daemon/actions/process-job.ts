@@ -1,6 +1,5 @@
 import { statSync } from "node:fs";
 import { homedir } from "node:os";
-import type { InlineOutput, JobStatus } from "../../protocol/common.js";
 import { ActionError, type ErrorCode } from "../../protocol/errors.js";
 import { composeJobEnvironment } from "../environment/job-env.js";
 import type { WorkspaceEnvironment } from "../environment/resolver.js";
@@ -10,7 +9,7 @@ import { startProcess, type ProcessExit } from "../runners/process.js";
 import { checkExecSize } from "../util/exec-limits.js";
 import { JOB_MARKER } from "../process/index.js";
 import type { ActionContext } from "./context.js";
-import { inlineOutput } from "./inline-output.js";
+import { startJob, type JobReply } from "./job-start.js";
 
 /** Everything a process job needs, whichever action (shell, files.run) asked for it. */
 export interface ProcessJobRequest {
@@ -92,7 +91,7 @@ function loadTerminalRunner(): Promise<typeof import("../runners/pty.js")> {
  * Starts a process job (pipes or a terminal) with the workspace's prepared environment, and with
  * `wait` answers in the same reply when the job ends in time.
  */
-export async function startProcessJob(req: ProcessJobRequest, ctx: ActionContext): Promise<{ job: JobStatus; output?: InlineOutput }> {
+export async function startProcessJob(req: ProcessJobRequest, ctx: ActionContext): Promise<JobReply> {
   const { services } = ctx;
   const cwd = req.cwd ?? homedir();
   checkCwd(cwd);
@@ -101,28 +100,28 @@ export async function startProcessJob(req: ProcessJobRequest, ctx: ActionContext
   const requestedEnv = composeJobEnvironment(services.baseEnv, requestedWorkspace, req.env);
   // What execve would refuse (E2BIG) is refused in this reply, naming the field, not as a failed job.
   checkExecSize(req.argv, requestedEnv, req.env, req.argPath);
-  const job = services.jobs.start({
-    kind: req.kind,
-    title: req.title,
-    key: req.key,
-    params: req.params,
-    timeoutMs: req.timeoutMs,
-    cwd,
-    run: async (jobCtx) => {
-      // Resolved again at spawn time so a prepare that finishes while the job waits in the queue applies.
-      const workspace = services.env.resolver.resolve(cwd);
-      const composed = sameEnvironment(workspace, requestedWorkspace) ? requestedEnv : composeJobEnvironment(services.baseEnv, workspace, req.env);
-      // The marker goes last, over any value the job gave it: it is how the job's strays are found.
-      const env = { ...composed, [JOB_MARKER]: jobCtx.id };
-      const spec = { argv: req.argv, cwd, env, stdin: req.stdin, jobId: jobCtx.id };
-      // Synchronous from here to setControl: the reply that says `running` already accepts input and resize.
-      const started = terminal && req.pty ? terminal.startPty({ ...spec, env: terminalEnvironment(env, req.env), ...req.pty }, jobCtx) : startProcess(spec, jobCtx);
-      jobCtx.setControl(started.control);
-      return outcomeOf(await started.done);
+  return startJob(
+    services,
+    {
+      kind: req.kind,
+      title: req.title,
+      key: req.key,
+      params: req.params,
+      timeoutMs: req.timeoutMs,
+      cwd,
+      run: async (jobCtx) => {
+        // Resolved again at spawn time so a prepare that finishes while the job waits in the queue applies.
+        const workspace = services.env.resolver.resolve(cwd);
+        const composed = sameEnvironment(workspace, requestedWorkspace) ? requestedEnv : composeJobEnvironment(services.baseEnv, workspace, req.env);
+        // The marker goes last, over any value the job gave it: it is how the job's strays are found.
+        const env = { ...composed, [JOB_MARKER]: jobCtx.id };
+        const spec = { argv: req.argv, cwd, env, stdin: req.stdin, jobId: jobCtx.id };
+        // Synchronous from here to setControl: the reply that says `running` already accepts input and resize.
+        const started = terminal && req.pty ? terminal.startPty({ ...spec, env: terminalEnvironment(env, req.env), ...req.pty }, jobCtx) : startProcess(spec, jobCtx);
+        jobCtx.setControl(started.control);
+        return outcomeOf(await started.done);
+      },
     },
-  });
-  if (req.wait === undefined || req.wait === 0) return { job: job.status() };
-  const { job: status } = await services.jobs.wait(job.id, req.wait);
-  if (!job.finished || !job.log) return { job: status };
-  return { job: status, output: inlineOutput(job.log) };
+    { wait: req.wait, inline: true },
+  );
 }

@@ -1,10 +1,9 @@
 import { reposAdd } from "../../protocol/actions/repos-add.js";
-import { workspaceOf } from "../workspace-feature.js";
 import { entry } from "./context.js";
 import { startWorkspaceJob } from "./workspace-job.js";
 
 export default entry(reposAdd, async (params, ctx) => {
-  const ws = workspaceOf(ctx.services);
+  const ws = ctx.services.workspace;
   const { wait, key, ...req } = params;
   await ws.checkAddRepo(req); // bad id/url or an existing repository: refused now, not by a failed job
   const repo = req.repo ?? "default";

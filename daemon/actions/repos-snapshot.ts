@@ -1,10 +1,9 @@
 import { reposSnapshot } from "../../protocol/actions/repos-snapshot.js";
-import { workspaceOf } from "../workspace-feature.js";
 import { entry } from "./context.js";
 import { startWorkspaceJob } from "./workspace-job.js";
 
 export default entry(reposSnapshot, async (params, ctx) => {
-  const ws = workspaceOf(ctx.services);
+  const ws = ctx.services.workspace;
   const { wait, key, ...req } = params;
   const { repo, clonePath } = await ws.checkRepoRef(req); // unknown repository or ref: refused now
   const title = `repos.snapshot ${repo}@${req.ref ?? "HEAD"}`;

@@ -4,7 +4,7 @@ import { stateInfo } from "../../protocol/actions/state-info.js";
 import { join } from "node:path";
 import type { Config } from "../config.js";
 import { EnvironmentCache } from "../nix/cache.js";
-import { nixSystem, type NixProbe } from "../system.js";
+import { nixSystem } from "../system.js";
 import { WorkspaceLayout } from "../workspace/layout.js";
 import { entry } from "./context.js";
 
@@ -38,7 +38,6 @@ function directories(config: Readonly<Config>, system: string) {
 }
 
 export default entry(stateInfo, async (_params, { services, connection }) => {
-  const nix = (services.extensions.get("nix.probe") as NixProbe | undefined) ?? { available: false, reason: "not probed yet", flakes: false };
   return {
     ...fixed,
     version: services.build.version,
@@ -50,7 +49,7 @@ export default entry(stateInfo, async (_params, { services, connection }) => {
     output: { budgetBytes: services.jobs.outputBudgetBytes, usedBytes: services.jobs.outputBytesUsed() },
     lastActivity: services.activity.lastActivity.toISOString(),
     idleMs: services.activity.idleMs,
-    nix,
+    nix: services.nix,
     scope: connection.scope,
   };
 });

@@ -1,5 +1,4 @@
 import { tasksCreate } from "../../protocol/actions/tasks-create.js";
-import { workspaceOf } from "../workspace-feature.js";
 import { entry } from "./context.js";
 
-export default entry(tasksCreate, async (params, { services }) => workspaceOf(services).createTask(params));
+export default entry(tasksCreate, async (params, { services }) => services.workspace.createTask(params));

@@ -1,5 +1,4 @@
 import { tasksMerge } from "../../protocol/actions/tasks-merge.js";
-import { workspaceOf } from "../workspace-feature.js";
 import { entry } from "./context.js";
 
-export default entry(tasksMerge, async (params, { services }) => workspaceOf(services).merge(params));
+export default entry(tasksMerge, async (params, { services }) => services.workspace.merge(params));

@@ -1,6 +1,6 @@
-import type { JobStatus } from "../../protocol/common.js";
-import type { JobContext } from "../jobs/manager.js";
+import type { JobContext, JobOutcome } from "../jobs/manager.js";
 import type { ActionContext } from "./context.js";
+import { startJob, type JobReply } from "./job-start.js";
 
 /** What a long workspace action (clone, snapshot, bundle) asks of the job table. */
 export interface WorkspaceJobRequest {
@@ -18,15 +18,7 @@ export interface WorkspaceJobRequest {
  * Runs workspace work as a managed job whose result is the domain result; with `wait`, answers in
  * the same reply when the job ends in time (then job.result holds the outcome).
  */
-export async function startWorkspaceJob(req: WorkspaceJobRequest, { services }: ActionContext): Promise<{ job: JobStatus }> {
-  const job = services.jobs.start({
-    kind: req.kind,
-    title: req.title,
-    key: req.key,
-    params: req.params,
-    cwd: req.cwd,
-    run: async (jobCtx) => ({ ok: true, result: { ...(await req.run(jobCtx)) } }),
-  });
-  if (req.wait === undefined || req.wait === 0) return { job: job.status() };
-  return { job: (await services.jobs.wait(job.id, req.wait)).job };
+export async function startWorkspaceJob(req: WorkspaceJobRequest, { services }: ActionContext): Promise<JobReply> {
+  const run = async (jobCtx: JobContext): Promise<JobOutcome> => ({ ok: true, result: { ...(await req.run(jobCtx)) } });
+  return startJob(services, { kind: req.kind, title: req.title, key: req.key, params: req.params, cwd: req.cwd, run }, { wait: req.wait });
 }

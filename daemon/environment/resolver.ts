@@ -16,5 +16,3 @@ export interface EnvironmentResolver {
   resolve(cwd: string): WorkspaceEnvironment | null;
 }
 
-/** The resolver used until prepare has prepared anything (or where Nix is absent). */
-export const noEnvironment: EnvironmentResolver = { resolve: () => null };

@@ -1,17 +1,7 @@
 import { createHash } from "node:crypto";
+import { canonicalJson } from "../util/canonical-json.js";
 
-/** JSON with sorted keys, so equal parameters hash equally whatever their key order. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (value && typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
-  }
-  return JSON.stringify(value);
-}
-
+/** A job's parameters as one hash, equal for equal parameters whatever their key order. */
 export function hashParams(value: unknown): string {
   return createHash("sha256").update(canonicalJson(value)).digest("hex");
 }

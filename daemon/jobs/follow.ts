@@ -1,11 +1,12 @@
 import type { OutputStream } from "../../protocol/common.js";
 import type { WireError } from "../../protocol/errors.js";
+import type { JobExitEvent, JobOutputEvent, ServerEvent } from "../../protocol/events.js";
 import type { Job } from "./job.js";
 import { completeUtf8Length, encodeBytes } from "./utf8.js";
 
 /** Where a follower's frames go: a connection that says when it can take more. */
 export interface FollowSink {
-  send(frame: object): void;
+  send(frame: ServerEvent): void;
   /** A ready binary frame (see binaryFrame); `sent` runs once the socket has taken it. */
   sendBinary(frame: Buffer, sent?: () => void): void;
   /** False while the connection's send buffer is above its high-water mark. */
@@ -15,6 +16,9 @@ export interface FollowSink {
 }
 
 const READ_CHUNK = 1024 * 1024;
+
+/** The JSON header of a binary job.output frame: the event without its inline data. */
+export type BinaryOutputHeader = Omit<JobOutputEvent, "data" | "encoding">;
 
 const FRAME_BYTES = READ_CHUNK + 512;
 const POOL_MAX = 8;
@@ -26,7 +30,7 @@ const framePool: Buffer[] = [];
  * Frames of a full read come from a pool of at most 8 buffers (8 MiB), returned by `release`
  * once sent: fresh 1 MiB buffers cost page faults and GC work on every frame.
  */
-export function binaryFrame(header: object, length: number, fill: (frame: Buffer, at: number) => number): { frame: Buffer; release: () => void } {
+export function binaryFrame(header: BinaryOutputHeader, length: number, fill: (frame: Buffer, at: number) => number): { frame: Buffer; release: () => void } {
   const head = Buffer.from(JSON.stringify(header));
   const size = 4 + head.length + length;
   const pooled = size <= FRAME_BYTES ? (framePool.pop() ?? Buffer.allocUnsafeSlow(FRAME_BYTES)) : undefined;
@@ -51,7 +55,8 @@ export class Follower {
   private waitingForDrain = false;
   private closed = false;
   private readonly onOutput = (stream: OutputStream, offset: number, data: Buffer): void => this.live(stream, offset, data);
-  private readonly onProgress = (): void => this.sendIfWritable({ event: "job.progress", job: this.job.id, progress: this.job.record.progress });
+  // A job emits "progress" only after it set its record's progress.
+  private readonly onProgress = (): void => this.sendIfWritable({ event: "job.progress", job: this.job.id, progress: this.job.record.progress! });
   private readonly onState = (): void => this.sendIfWritable({ event: "job.state", job: this.job.id, state: this.job.state });
   private readonly onEnd = (): void => this.pump();
   private readonly onEvicted = (): void =>
@@ -93,7 +98,7 @@ export class Follower {
     this.onClose?.();
   }
 
-  private sendIfWritable(frame: object): void {
+  private sendIfWritable(frame: ServerEvent): void {
     // Progress and state are snapshots: a follower that is behind gets the final word with job.exit.
     if (!this.closed && this.sink.writable) this.sink.send(frame);
   }
@@ -101,7 +106,7 @@ export class Follower {
   /** The last word: job.exit (with `error` when the follow stops short of the log's end), then close. */
   private end(error?: WireError): void {
     if (this.closed) return;
-    const frame = { event: "job.exit", job: this.job.id, status: this.job.status(), next: this.cursor };
+    const frame: JobExitEvent = { event: "job.exit", job: this.job.id, status: this.job.status(), next: this.cursor };
     this.sink.send(error ? { ...frame, error } : frame);
     this.close();
   }
@@ -173,7 +178,7 @@ export class Follower {
           if (next === this.cursor) break;
           let short = false;
           for (const span of spans) {
-            const header = { event: "job.output", job: this.job.id, stream: span.stream, offset: span.offset };
+            const header: BinaryOutputHeader = { event: "job.output", job: this.job.id, stream: span.stream, offset: span.offset };
             let got = 0;
             const { frame, release } = binaryFrame(header, span.length, (buf, at) => (got = log.readInto(buf, at, span.offset, span.length)));
             if (got > 0) this.sink.sendBinary(frame, release);

@@ -20,7 +20,8 @@ export class JobWatcher {
   private readonly onCreated = (job: Job): void => this.note(job, "created");
   private readonly onState = (job: Job): void => this.note(job, "state");
   private readonly onProgress = (job: Job): void => {
-    if (!this.held && this.pending.size === 0 && this.sink.writable) this.sink.send({ event: "job.progress", job: job.id, progress: job.record.progress });
+    const progress = job.record.progress; // set before a job emits "progress"
+    if (progress && !this.held && this.pending.size === 0 && this.sink.writable) this.sink.send({ event: "job.progress", job: job.id, progress });
     else this.note(job, "state");
   };
 

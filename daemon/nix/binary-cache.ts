@@ -1,3 +1,5 @@
+import type { Static } from "@sinclair/typebox";
+import type { Publication as PublicationSchema } from "../../protocol/actions/cache-list.js";
 import type { RunContext } from "../runners/context.js";
 import { runNix } from "../runners/nix-cli.js";
 import { NixProgressTracker } from "./progress.js";
@@ -12,16 +14,8 @@ export interface BinaryCacheSettings {
   trustedPublicKeys: readonly string[];
 }
 
-/** What a prepare job says about its push: where, whether it worked, and why not. */
-export interface Publication {
-  published: boolean;
-  to: string;
-  signed: boolean;
-  /** Store paths offered to the cache (the closure is copied with them). */
-  paths: number;
-  reason?: string;
-  at: string;
-}
+/** What a prepare job says about its push: where, whether it worked, and why not (`paths`: store paths offered). */
+export type Publication = Static<typeof PublicationSchema>;
 
 /** How the environment's closure reached this machine's store during one preparation. */
 export interface ClosureArrival {

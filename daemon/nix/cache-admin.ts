@@ -1,29 +1,15 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
+import type { Static } from "@sinclair/typebox";
+import type { CacheEntryInfo } from "../../protocol/actions/cache-list.js";
 import { execNix } from "../runners/nix-cli.js";
-import type { Publication } from "./binary-cache.js";
 import type { CacheMeta, EnvironmentCache } from "./cache.js";
 import { inputsRootDir } from "./flake-inputs.js";
 import type { PreparedWorkspace } from "./resolver.js";
 
-/** One environment cache entry as `cache.list` shows it. */
-export interface CacheListing {
-  cacheKey: string;
-  system: string;
-  packages?: string[];
-  flake?: string;
-  storePath: string;
-  /** Whether the environment's store path is still in the store. */
-  valid: boolean;
-  /** Closure size in bytes (null when the path is gone or Nix could not say). */
-  closureBytes: number | null;
-  /** Prepared workspaces that use this entry: it is never pruned while any does. */
-  workspaces: string[];
-  createdAt: string;
-  lastUsedAt: string;
-  publication?: Publication;
-}
+/** One environment cache entry as `cache.list` shows it (the wire shape, from protocol/). */
+export type CacheListing = Static<typeof CacheEntryInfo>;
 
 interface EntryOnDisk {
   dir: string;

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
-import { existsSync, lstatSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { canonicalJson } from "../util/canonical-json.js";
 import type { Publication } from "./binary-cache.js";
 import type { PreparedEnvironment } from "./environment.js";
 import type { FileFingerprint } from "./fingerprint.js";
@@ -30,17 +31,7 @@ export interface CacheEntry {
 
 /** SHA-256 over a recipe written with sorted keys, so equal recipes share an entry on any machine of that system. */
 export function cacheKey(recipe: Record<string, unknown>, system: string): string {
-  const canonical = (v: unknown): string =>
-    Array.isArray(v)
-      ? `[${v.map(canonical).join(",")}]`
-      : v && typeof v === "object"
-        ? `{${Object.keys(v as object)
-            .filter((k) => (v as Record<string, unknown>)[k] !== undefined)
-            .sort()
-            .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
-            .join(",")}}`
-        : JSON.stringify(v);
-  return createHash("sha256").update(canonical({ recipe, system })).digest("hex");
+  return createHash("sha256").update(canonicalJson({ recipe, system })).digest("hex");
 }
 
 /** `<cacheDir>/environments/<system>/<key>/` and its GC root `<cacheDir>/gcroots/<system>/<key>`. */
@@ -116,12 +107,4 @@ export class EnvironmentCache {
     }
   }
 
-  /** Whether the GC root link exists (diagnostics and tests). */
-  hasRoot(system: string, key: string): boolean {
-    try {
-      return lstatSync(this.gcRoot(system, key)).isSymbolicLink() && statSync(this.gcRoot(system, key)).isFile() !== undefined;
-    } catch {
-      return false;
-    }
-  }
 }

@@ -1,6 +1,9 @@
 import { PREPEND_VARS, splitList, type PreparedEnvironment } from "./environment.js";
 
-/** `nix print-dev-env --json` (notes §2.1). */
+/**
+ * One variable of `nix print-dev-env --json`: `exported` and `var` are strings (exported or a
+ * shell variable), `array` and `associative` are bash arrays; other types may appear in newer Nix.
+ */
 export type DevEnvVar =
   | { type: "exported" | "var"; value: string }
   | { type: "array"; value: string[] }
@@ -11,7 +14,9 @@ export interface DevEnvJson {
   variables: Record<string, DevEnvVar>;
 }
 
-// Nix's ignoreVars, plus build-time values and the shell derivation's own bookkeeping (notes §5.1).
+// Nix's own ignoreVars (what `nix develop` never exports: shell state, the builder's temp dirs and
+// sandbox values), plus build-time values and the shell derivation's own bookkeeping: none of them
+// describes the environment a job should get.
 const DROP = new Set([
   "BASHOPTS", "HOME", "NIX_BUILD_TOP", "NIX_ENFORCE_PURITY", "NIX_LOG_FD", "NIX_REMOTE", "PPID", "SHELLOPTS",
   "SSL_CERT_FILE", "TEMP", "TEMPDIR", "TERM", "TMP", "TMPDIR", "TZ", "UID", "SHELL", "OLDPWD", "PWD", "SHLVL", "_",

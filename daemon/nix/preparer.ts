@@ -1,18 +1,23 @@
-import { createHash } from "node:crypto";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { basename, dirname, join, relative, sep } from "node:path";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { dirname, join, relative, sep } from "node:path";
+import type { Static } from "@sinclair/typebox";
+import type { EnvironmentSummary as EnvironmentSummarySchema } from "../../protocol/actions/prepare.js";
 import { ActionError } from "../../protocol/errors.js";
+import { KeyedMutex } from "../util/mutex.js";
 import type { RunContext } from "../runners/context.js";
 import { execNix, runNix, stripAnsi, type NixLogEvent } from "../runners/nix-cli.js";
 import { arrivalOf, publishClosure, substituterArgs, type BinaryCacheSettings, type ClosureArrival, type Publication } from "./binary-cache.js";
 import { cacheKey, EnvironmentCache, type CacheEntry } from "./cache.js";
 import { flakeInputPaths, rootFlakeInputs } from "./flake-inputs.js";
-import { KeyedMutex } from "./concurrency.js";
 import { environmentFromDevEnv, envStorePath, shellHookOf, type DevEnvJson } from "./dev-env.js";
 import { fingerprintFiles, fingerprintsMatch } from "./fingerprint.js";
 import { writeFileIfChanged } from "./files.js";
 import { runShellHook } from "./hooks.js";
 import { readLockedInput } from "./pin.js";
+import { evaluatedWorkspaceFiles } from "./evaluated-files.js";
+import { lockBelongsTo, restoreLock } from "./flake-lock.js";
+import { nixFailure } from "./nix-failure.js";
+import { WorkspaceProfiles } from "./profile.js";
 import { NixProgressTracker } from "./progress.js";
 import { packagesRecipe, parseFlakeRef, planRecipe, type PrepareRequest, type Recipe } from "./recipe.js";
 import { WorkspaceEnvironments } from "./resolver.js";
@@ -26,6 +31,8 @@ export interface NixSettings {
   defaultNixpkgs: string;
   system: string;
   daemonVersion: string;
+  /** Nix's version as the start-up probe found it (`nix --version` is asked there only), recorded in each cache entry. */
+  nixVersion?: string;
   /** Environment for Nix processes (e.g. NIX_CONFIG with extra substituters); defaults to the daemon's. */
   nixEnv?: NodeJS.ProcessEnv;
   /** The shared binary cache: consulted by every Nix call of prepare, pushed to after each preparation. */
@@ -34,19 +41,7 @@ export interface NixSettings {
 }
 
 /** What a client learns about a prepared environment (the `environment` of a ready reply and a job result). */
-export interface EnvironmentSummary {
-  workspace: string;
-  system: string;
-  cacheKey: string;
-  storePath: string;
-  packages?: string[];
-  flake?: string;
-  nixpkgs?: EnvironmentSpec["nixpkgs"];
-  variables: string[];
-  pathPrepend: string[];
-  hookRan: boolean;
-  preparedAt: string;
-}
+export type EnvironmentSummary = Static<typeof EnvironmentSummarySchema>;
 
 /** What one preparation job produced: the environment, how its closure arrived, and its push (when configured). */
 export interface PrepareOutcome {
@@ -68,10 +63,12 @@ export class NixPreparer {
   readonly cache: EnvironmentCache;
   readonly environments: WorkspaceEnvironments;
   private readonly mutex = new KeyedMutex();
+  private readonly profiles: WorkspaceProfiles;
 
   constructor(readonly settings: NixSettings) {
     this.cache = new EnvironmentCache(settings.cacheDir);
     this.environments = new WorkspaceEnvironments(settings.stateDir);
+    this.profiles = new WorkspaceProfiles(settings.cacheDir, settings.system);
   }
 
   /** Answers from the cache when it can (a few stats, no Nix process); otherwise says what a job must do. */
@@ -216,7 +213,7 @@ export class NixPreparer {
         ctx.output("stderr", `using cached environment ${entry.meta.key}\n`);
       } else {
         const flakeRef = `path:${staging}`;
-        const args = ["print-dev-env", "--json", ...this.profileArgs(workspace), ...(lockReusable ? ["--no-update-lock-file"] : []), flakeRef];
+        const args = ["print-dev-env", "--json", ...this.profiles.args(workspace), ...(lockReusable ? ["--no-update-lock-file"] : []), flakeRef];
         const { json, progress } = await this.evaluate(args, workspace, ctx, recipe.packages);
         closure = arrivalOf(progress.builds.done, progress.substitutions.done);
         pin = { ...recipe.pin, ...readLockedInput(join(staging, "flake.lock")) };
@@ -239,7 +236,7 @@ export class NixPreparer {
     const flakeRef = `${generated ? "path:" : ""}${dir}`;
     const installable = `${flakeRef}${attr ? `#${attr}` : ""}`;
     const before = fingerprintFiles([join(dir, "flake.nix"), lockPath]);
-    const args = ["print-dev-env", "--json", "-v", ...this.profileArgs(workspace), ...(lockBefore && !recipe.updateLock ? ["--no-update-lock-file"] : []), installable];
+    const args = ["print-dev-env", "--json", "-v", ...this.profiles.args(workspace), ...(lockBefore && !recipe.updateLock ? ["--no-update-lock-file"] : []), installable];
     let result;
     try {
       result = await this.evaluate(args, workspace, ctx, undefined);
@@ -271,32 +268,6 @@ export class NixPreparer {
     const { entry, publication } = await this.finish(workspace, result.json, recipeData, key, prints, flakeRef, ctx);
     const closure = arrivalOf(result.progress.builds.done, result.progress.substitutions.done);
     return { environment: this.adopt(workspace, recipe, entry, undefined), closure, ...(publication ? { publication } : {}) };
-  }
-
-  /**
-   * A per-workspace Nix profile: Nix roots the new environment itself, atomically, so a garbage
-   * collection between evaluation and our own root cannot take it; older generations are pruned.
-   */
-  private profileArgs(workspace: string): string[] {
-    return ["--profile", this.profilePath(workspace)];
-  }
-
-  private profilePath(workspace: string): string {
-    const dir = join(this.settings.cacheDir, "gcroots", this.settings.system, "workspaces");
-    mkdirSync(dir, { recursive: true });
-    return join(dir, createHash("sha256").update(workspace).digest("hex").slice(0, 32));
-  }
-
-  /** Keeps the newest two generations of a workspace profile (the current and the one before). */
-  private pruneProfile(workspace: string): void {
-    const profile = this.profilePath(workspace);
-    const base = basename(profile);
-    const gens = readdirSync(dirname(profile))
-      .map((f) => new RegExp(`^${base}-(\\d+)-link$`).exec(f))
-      .filter((m): m is RegExpExecArray => m !== null)
-      .map((m) => Number(m[1]))
-      .sort((a, b) => b - a);
-    for (const n of gens.slice(2)) rmSync(join(dirname(profile), `${base}-${n}-link`), { force: true });
   }
 
   /** Runs print-dev-env, streaming Nix's log to the job and its activities to progress. */
@@ -379,113 +350,15 @@ export class NixPreparer {
         files,
         inputs,
         ...(publication ? { publication } : {}),
-        nixVersion: await nixVersion(this.settings.nixEnv),
+        ...(this.settings.nixVersion ? { nixVersion: this.settings.nixVersion } : {}),
         hookRan: hook.trim() !== "",
         createdAt: new Date().toISOString(),
       },
       environment,
     );
-    this.pruneProfile(workspace);
+    this.profiles.prune(workspace);
     return { entry, ...(publication ? { publication } : {}) };
   }
 }
 
-let versionPromise: Promise<string> | undefined;
-function nixVersion(env: NodeJS.ProcessEnv | undefined): Promise<string> {
-  versionPromise ??= execNix("nix", ["--version"], { env }).then((out) => out.trim(), () => "unknown");
-  return versionPromise;
-}
 
-/**
- * Failures of Nix itself or of the machine (store, daemon socket, disk, settings), not of what the
- * request asked for: the same request may succeed once the machine is fixed, so they are `unavailable`.
- */
-const INFRASTRUCTURE = [
-  /experimental Nix feature '[^']+' is disabled/,
-  /cannot connect to socket/,
-  /cannot open connection to remote store/,
-  /No space left on device/,
-  /database is locked|SQLite database .* is busy/,
-  /(opening lock file|creating directory|getting status of|cannot create) '\/nix\/(store|var)[^']*'.*Permission denied/,
-  /Nix daemon disconnected unexpectedly/,
-  /unable to download .*: Couldn't resolve host/,
-];
-
-/** Turns Nix's exit code and last error into a typed error (a missing attribute names the package). */
-function nixFailure(exitCode: number, message: string | undefined, packages: readonly string[] | undefined): ActionError {
-  const text = message ?? `nix exited with code ${exitCode}`;
-  if (INFRASTRUCTURE.some((re) => re.test(text))) {
-    return new ActionError("unavailable", `Nix could not do its work on this machine: ${text}; fix the Nix installation (store, daemon, disk) and retry`, { details: { nixExitCode: exitCode } });
-  }
-  const missing = /attribute '([^']+)' missing/.exec(text)?.[1];
-  const index = missing && packages ? packages.findIndex((p) => p.split(".").includes(missing)) : -1;
-  if (index >= 0) {
-    return new ActionError("invalid_request", `packages[${index}] ${JSON.stringify(packages![index])} is not in this nixpkgs (${text})`, { path: `/packages/${index}`, details: { nixExitCode: exitCode } });
-  }
-  const what = exitCode === 100 ? "a package failed to build" : exitCode === 1 ? "evaluation failed" : `nix exited with code ${exitCode}`;
-  return new ActionError("invalid_request", `${what}: ${text}`, { details: { nixExitCode: exitCode } });
-}
-
-/** Whether a generated flake's lock pins the same nixpkgs URL (so it can be kept with --no-update-lock-file). */
-function lockBelongsTo(lockPath: string, url: string): boolean {
-  try {
-    const lock = JSON.parse(readFileSync(lockPath, "utf8"));
-    const inputs = lock.nodes?.[lock.root]?.inputs ?? {};
-    const original = lock.nodes?.[inputs.nixpkgs]?.original;
-    if (Object.keys(inputs).join(",") !== "nixpkgs" || !original) return false;
-    return flakeUrlOf(original) === url;
-  } catch {
-    return false;
-  }
-}
-
-function flakeUrlOf(original: Record<string, string>): string {
-  if (original.type === "path") return `path:${original.path}`;
-  if (original.type === "github") return `github:${original.owner}/${original.repo}${original.rev ?? original.ref ? `/${original.rev ?? original.ref}` : ""}`;
-  return original.url ?? "";
-}
-
-/** Puts the lock back as it was before a failed evaluation (or removes one the failure created). */
-function restoreLock(lockPath: string, before: Buffer | null): void {
-  if (before === null) {
-    rmSync(lockPath, { force: true });
-    return;
-  }
-  try {
-    if (readFileSync(lockPath).equals(before)) return;
-  } catch {
-    /* gone: write it back */
-  }
-  writeFileIfChanged(lockPath, before);
-}
-
-/**
- * Maps `evaluating file '/nix/store/…-source/x'` back to the workspace for the flake in `dir`. Our
- * flake's store copies are the ones whose flake.nix equals the local one (Nix may copy it twice:
- * before and after writing a new lock); inputs' files are left out.
- */
-function evaluatedWorkspaceFiles(evaluated: readonly string[], dir: string, workspace: string): string[] {
-  let local: Buffer;
-  try {
-    local = readFileSync(join(dir, "flake.nix"));
-  } catch {
-    return [];
-  }
-  const ours = new Set<string>();
-  for (const f of evaluated) {
-    if (!f.endsWith("/flake.nix")) continue;
-    try {
-      if (readFileSync(f).equals(local)) ours.add(dirname(f));
-    } catch {
-      /* not readable: not ours */
-    }
-  }
-  const out: string[] = [];
-  for (const f of evaluated) {
-    const storeDir = [...ours].find((d) => f.startsWith(d + "/"));
-    if (!storeDir) continue;
-    const mapped = join(dir, f.slice(storeDir.length + 1));
-    if (!relative(workspace, mapped).startsWith("..")) out.push(mapped);
-  }
-  return out;
-}

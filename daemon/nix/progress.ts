@@ -1,7 +1,9 @@
 import type { ProgressUpdate } from "../runners/context.js";
 import type { NixLogEvent } from "../runners/nix-cli.js";
 
-// ActivityType and ResultType codes share numbers; dispatch on `action` first (notes §2.2).
+// Codes of Nix's internal-json log (ActivityType for `start` lines, ResultType for `result`
+// lines). The two enums reuse numbers (101 is fileTransfer and buildLogLine), so a line is
+// dispatched on its `action` first, then on the code.
 const ACT = { copyPath: 100, fileTransfer: 101, realise: 102, copyPaths: 103, builds: 104, build: 105, substitute: 108 } as const;
 const RES = { buildLogLine: 101, setPhase: 104, progress: 105, setExpected: 106 } as const;
 

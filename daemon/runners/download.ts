@@ -6,7 +6,7 @@ import type { Dispatcher } from "undici";
 import { ActionError } from "../../protocol/errors.js";
 import type { RunContext } from "./context.js";
 import { chooseDownloadName } from "./download-name.js";
-import { headerValue, openFollowingRedirects, parseHttpUrl, redactUrl, type OpenedResponse } from "./http-open.js";
+import { headerValue, openFollowingRedirects, parseHttpUrl, logSafeUrl, type OpenedResponse } from "./http-open.js";
 import { installDownload, planDestination } from "./download-dest.js";
 import { BatchedSink } from "./download-sink.js";
 import { makeParents } from "./make-parents.js";
@@ -55,7 +55,7 @@ export async function downloadFile(ctx: RunContext, opts: DownloadOptions): Prom
   if (!opts.dest.endsWith("/")) requireNameFits(opts.dest, "/dest");
   if (opts.parents) await makeParents(opts.dest.endsWith("/") ? opts.dest : dirname(opts.dest), "/dest");
   const target = await planDestination(opts.dest, opts.overwrite ?? false);
-  ctx.progress({ phase: "connect", message: redactUrl(url) });
+  ctx.progress({ phase: "connect", message: logSafeUrl(url) });
   const res = await openFollowingRedirects(url, { signal: ctx.signal, headers: opts.headers, maxRedirects: opts.maxRedirects, authorization: opts.authorization, dispatcher: opts.dispatcher });
   if (res.statusCode !== 200) {
     await res.body.dump().catch(() => undefined);
@@ -80,13 +80,13 @@ export async function downloadFile(ctx: RunContext, opts: DownloadOptions): Prom
     await handle.close();
     handle = undefined;
     if (expected && sha256 !== expected) {
-      throw new ActionError("invalid_request", `SHA-256 mismatch for ${redactUrl(res.url)}: expected ${expected}, got ${sha256}; nothing was written`, {
+      throw new ActionError("invalid_request", `SHA-256 mismatch for ${logSafeUrl(res.url)}: expected ${expected}, got ${sha256}; nothing was written`, {
         path: "/sha256",
         details: { expected, actual: sha256 },
       });
     }
     await installDownload(temp, path, opts.overwrite ?? false);
-    return { path, size, sha256, url: redactUrl(res.url) };
+    return { path, size, sha256, url: logSafeUrl(res.url) };
   } catch (err) {
     res.body.destroy();
     await handle?.close().catch(() => undefined);
@@ -121,9 +121,9 @@ async function receiveBody(ctx: RunContext, handle: FileHandle, first: OpenedRes
       written = sink.written;
       if (ctx.signal.aborted || err instanceof ActionError) throw err;
       if (!rangesAccepted || attempt >= maxRetries) {
-        throw new ActionError("unavailable", `connection to ${redactUrl(res.url)} dropped after ${written} bytes${rangesAccepted ? ` and ${attempt} resume attempts` : " and the server does not accept Range requests"}: ${(err as Error).message}`, { cause: err });
+        throw new ActionError("unavailable", `connection to ${logSafeUrl(res.url)} dropped after ${written} bytes${rangesAccepted ? ` and ${attempt} resume attempts` : " and the server does not accept Range requests"}: ${(err as Error).message}`, { cause: err });
       }
-      ctx.log.warn({ url: redactUrl(res.url), written, attempt: attempt + 1 }, "download dropped; resuming with Range");
+      ctx.log.warn({ url: logSafeUrl(res.url), written, attempt: attempt + 1 }, "download dropped; resuming with Range");
       await delay((opts.retryDelayMs ?? 250) * (attempt + 1), undefined, { signal: ctx.signal });
       const headers: Record<string, string> = { ...opts.headers, range: `bytes=${written}-` };
       if (validator) headers["if-range"] = validator;
@@ -143,7 +143,7 @@ async function receiveBody(ctx: RunContext, handle: FileHandle, first: OpenedRes
     }
   }
   if (total !== null && written !== total) {
-    throw new ActionError("unavailable", `${redactUrl(res.url)} ended after ${written} of ${total} bytes`);
+    throw new ActionError("unavailable", `${logSafeUrl(res.url)} ended after ${written} of ${total} bytes`);
   }
   progress.update(written, total);
   progress.flush();
@@ -159,7 +159,7 @@ function normalizeSha256(value: string | undefined): string | undefined {
 
 function statusError(res: OpenedResponse): ActionError {
   const code = res.statusCode === 404 || res.statusCode === 410 ? "not_found" : "unavailable";
-  return new ActionError(code, `${redactUrl(res.url)} answered HTTP ${res.statusCode}`, { path: "/url", details: { status: res.statusCode } });
+  return new ActionError(code, `${logSafeUrl(res.url)} answered HTTP ${res.statusCode}`, { path: "/url", details: { status: res.statusCode } });
 }
 
 function contentLength(res: OpenedResponse): number | null {

@@ -44,7 +44,7 @@ export function parseHttpUrl(raw: string, fieldPath = "/url"): URL {
 }
 
 /** A URL fit for messages and logs: user:password@ removed, query kept out (it may carry signed tokens). */
-export function redactUrl(url: URL): string {
+export function logSafeUrl(url: URL): string {
   return `${url.protocol}//${url.host}${url.pathname}`;
 }
 
@@ -68,7 +68,7 @@ export async function openFollowingRedirects(start: URL, opts: OpenOptions): Pro
     if (opts.authorization && url.origin === opts.authorization.origin) headers.authorization = opts.authorization.value;
     const res = await request(url, { method: "GET", headers, signal: opts.signal, dispatcher: opts.dispatcher, highWaterMark: BODY_BUFFER_BYTES }).catch((err: unknown) => {
       if (opts.signal.aborted) throw err;
-      throw new ActionError("unavailable", `could not reach ${redactUrl(url)}: ${(err as Error).message}`, { path: opts.fieldPath, cause: err });
+      throw new ActionError("unavailable", `could not reach ${logSafeUrl(url)}: ${(err as Error).message}`, { path: opts.fieldPath, cause: err });
     });
     const location = headerValue(res.headers, "location");
     if (!REDIRECT_STATUSES.has(res.statusCode) || !location) {
@@ -82,12 +82,12 @@ export async function openFollowingRedirects(start: URL, opts: OpenOptions): Pro
     try {
       next = new URL(location, url);
     } catch {
-      throw new ActionError("unavailable", `${redactUrl(url)} redirected to an invalid location ${JSON.stringify(location)}`, { path: opts.fieldPath });
+      throw new ActionError("unavailable", `${logSafeUrl(url)} redirected to an invalid location ${JSON.stringify(location)}`, { path: opts.fieldPath });
     }
     if (next.protocol !== "http:" && next.protocol !== "https:") {
-      throw new ActionError("invalid_request", `${redactUrl(url)} redirected to a ${next.protocol} URL; only http and https are followed`, { path: opts.fieldPath });
+      throw new ActionError("invalid_request", `${logSafeUrl(url)} redirected to a ${next.protocol} URL; only http and https are followed`, { path: opts.fieldPath });
     }
-    const describe = () => [...chain, next].map(redactUrl).join(" -> ");
+    const describe = () => [...chain, next].map(logSafeUrl).join(" -> ");
     if (chain.some((seen) => seen.href === next.href)) {
       throw new ActionError("unavailable", `redirect loop: ${describe()}`, { path: opts.fieldPath, details: { redirects: chain.length } });
     }

@@ -1,21 +1,17 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import type { Static } from "@sinclair/typebox";
+import type { TokenInfo as TokenInfoSchema } from "../../protocol/actions/tokens-manage.js";
 import type { Scope } from "../../protocol/define.js";
 import { ActionError } from "../../protocol/errors.js";
 import { writeFileAtomicSync } from "../util/atomic-write.js";
 
-interface IssuedToken {
-  id: string;
-  sha256: string;
-  scope: Scope;
-  createdAt: string;
-  expiresAt?: string;
-  label?: string;
-}
+/** What `tokens.list` shows of an issued token: everything but its hash (the wire shape, from protocol/). */
+export type TokenInfo = Static<typeof TokenInfoSchema>;
 
-/** What `tokens.list` shows of an issued token: everything but its hash. */
-export type TokenInfo = Omit<IssuedToken, "sha256">;
+/** An issued token as the token file keeps it: its public fields and the hash of its secret. */
+type IssuedToken = TokenInfo & { sha256: string };
 
 export type TokenCheck = { ok: true; scope: Scope; id: string; expiresAt?: number } | { ok: false; reason: "missing" | "wrong" | "expired" };
 

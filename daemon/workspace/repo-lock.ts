@@ -2,6 +2,7 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { ActionError } from "../../protocol/errors.js";
+import { KeyedMutex } from "../util/mutex.js";
 import { breakStaleLock, isStale, ownRecord, readLock, removeOwnLock, tryCreateLock, type LockRecord } from "./lock-file.js";
 
 /**
@@ -55,46 +56,6 @@ export interface LockStats {
   staleRecovered: number;
 }
 
-/** A FIFO mutex whose waiters can give up when their signal aborts. */
-class Mutex {
-  private held = false;
-  private readonly waiters: Array<{ resolve: () => void; reject: (error: unknown) => void }> = [];
-
-  get busy(): boolean {
-    return this.held;
-  }
-
-  async lock(signal?: AbortSignal): Promise<void> {
-    signal?.throwIfAborted();
-    if (!this.held) {
-      this.held = true;
-      return;
-    }
-    await new Promise<void>((resolve, reject) => {
-      const waiter = {
-        resolve: () => {
-          signal?.removeEventListener("abort", onAbort);
-          resolve();
-        },
-        reject,
-      };
-      const onAbort = () => {
-        const i = this.waiters.indexOf(waiter);
-        if (i >= 0) this.waiters.splice(i, 1);
-        reject(signal?.reason);
-      };
-      signal?.addEventListener("abort", onAbort, { once: true });
-      this.waiters.push(waiter);
-    });
-  }
-
-  unlock(): void {
-    const next = this.waiters.shift();
-    if (next) next.resolve();
-    else this.held = false;
-  }
-}
-
 const POLL_START_MS = 5;
 const POLL_MAX_MS = 100;
 
@@ -112,7 +73,8 @@ function lockTimeoutError(key: string, timeoutMs: number, holder: LockHolder | u
 
 /** The per-repository locks of one workspace; `lockFileFor` maps a key to its lock file. */
 export class RepoLocks {
-  private readonly mutexes = new Map<string, Mutex>();
+  /** In-process waiters queue here, first in first out, before anyone looks at the lock file. */
+  private readonly mutexes = new KeyedMutex();
   private readonly counters = new Map<string, LockStats>();
   /** This process's record for each key it holds, so an in-process waiter can name its holder. */
   private readonly holders = new Map<string, LockRecord>();
@@ -145,15 +107,13 @@ export class RepoLocks {
 
   private async acquireUntil(key: string, options: AcquireOptions, signal: AbortSignal, sawHolder: (h: LockHolder | undefined) => void): Promise<LockHandle> {
     const started = performance.now();
-    let mutex = this.mutexes.get(key);
-    if (!mutex) this.mutexes.set(key, (mutex = new Mutex()));
-    let waited = mutex.busy;
+    let waited = this.mutexes.busy(key);
     let told = false;
     if (waited) {
       told = true;
       options.onWait?.({});
     }
-    await mutex.lock(signal);
+    const unlock = await this.mutexes.lock(key, signal);
     const file = this.lockFileFor(key);
     const record = ownRecord(options.purpose);
     let recoveredStale = false;
@@ -181,7 +141,7 @@ export class RepoLocks {
         pause = Math.min(pause * 2, POLL_MAX_MS);
       }
     } catch (error) {
-      mutex.unlock();
+      unlock();
       throw error;
     }
     const waitedMs = waited ? Math.max(1, Math.round(performance.now() - started)) : 0;
@@ -200,7 +160,7 @@ export class RepoLocks {
         try {
           await removeOwnLock(file, record);
         } finally {
-          mutex.unlock();
+          unlock();
         }
       },
     };

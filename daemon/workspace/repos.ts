@@ -1,13 +1,15 @@
 import { randomBytes } from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
+import type { Static } from "@sinclair/typebox";
 import { ActionError } from "../../protocol/errors.js";
+import type { RepoInfo as RepoInfoSchema } from "../../protocol/workspace.js";
 import { GitFailure, runGit } from "../runners/git.js";
 import type { WorkspaceDeps } from "./deps.js";
 import type { LockWaitParams } from "./repo-lock.js";
 import { exists, headInfo, listDir, identityEnv, pinEnvExclude, sweepLeftovers, type WorkContext } from "./git-helpers.js";
 import { DEFAULT_REPO_ID, isValidId } from "./ids.js";
-import { checkClonePath, checkCloneUrl, redactUrl } from "./source-url.js";
+import { checkClonePath, checkCloneUrl, maskUrlCredentials } from "./source-url.js";
 
 export interface AddRepoParams extends LockWaitParams {
   repo?: string;
@@ -15,13 +17,8 @@ export interface AddRepoParams extends LockWaitParams {
   path?: string;
 }
 
-export interface RepoInfo {
-  repo: string;
-  path: string;
-  branch: string | null;
-  commit: string | null;
-  origin: string | null;
-}
+/** One repository as repos.list reports it (the wire shape, from protocol/). */
+export type RepoInfo = Static<typeof RepoInfoSchema>;
 
 export interface AddRepoResult extends RepoInfo {
   /** "clone" from url/path, or "init" for a new empty repository. */
@@ -53,7 +50,7 @@ export async function addRepo(deps: WorkspaceDeps, params: AddRepoParams, ctx: W
     const partial = path.join(repoDir, `.repo.partial-${randomBytes(4).toString("hex")}`);
     try {
       if (source !== undefined) {
-        ctx.progress?.({ phase: "cloning", message: params.url !== undefined ? redactUrl(source) : source });
+        ctx.progress?.({ phase: "cloning", message: params.url !== undefined ? maskUrlCredentials(source) : source });
         await runGit(["clone", "--progress", "--", source, partial], {
           cwd: repoDir,
           signal: ctx.signal,
@@ -119,7 +116,7 @@ function cloneError(error: unknown, fieldPath: string): unknown {
 async function originOf(clonePath: string, signal?: AbortSignal): Promise<string | null> {
   const r = await runGit(["config", "--get", "remote.origin.url"], { cwd: clonePath, signal, allowFailure: true });
   const url = r.stdout.trim();
-  return url ? redactUrl(url) : null;
+  return url ? maskUrlCredentials(url) : null;
 }
 
 /** Throws not_found unless the repository's clone exists; returns its path. */

@@ -50,7 +50,7 @@ export function checkClonePath(p: string): string {
 }
 
 /** The URL with credentials masked, for display (repos.list) of clones whose origin was set elsewhere. */
-export function redactUrl(url: string): string {
+export function maskUrlCredentials(url: string): string {
   try {
     const u = new URL(url);
     if (u.password !== "" || (/^https?:$/.test(u.protocol) && u.username !== "")) {

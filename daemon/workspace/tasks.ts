@@ -1,6 +1,8 @@
 import fs from "node:fs/promises";
 import path from "node:path";
+import type { Static } from "@sinclair/typebox";
 import { ActionError } from "../../protocol/errors.js";
+import type { TaskInfo as TaskInfoSchema } from "../../protocol/workspace.js";
 import { GitFailure, runGit } from "../runners/git.js";
 import type { WorkspaceDeps } from "./deps.js";
 import type { LockWaitParams } from "./repo-lock.js";
@@ -18,11 +20,8 @@ export interface TaskMeta {
   createdAt: string;
 }
 
-export interface TaskInfo extends TaskMeta {
-  path: string;
-  /** The worktree's current commit; null when the worktree is missing (removed by hand). */
-  commit: string | null;
-}
+/** One task as tasks.list reports it (the wire shape, from protocol/): its metadata, worktree path and commit. */
+export type TaskInfo = Static<typeof TaskInfoSchema>;
 
 export interface CreateTaskParams extends LockWaitParams {
   task: string;

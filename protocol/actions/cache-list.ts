@@ -1,7 +1,8 @@
 import { Type } from "@sinclair/typebox";
 import { defineAction } from "../define.js";
 
-const Publication = Type.Object({
+/** Where a prepared environment was pushed (config environmentCache.push), whether it worked, and why not. */
+export const Publication = Type.Object({
   published: Type.Boolean(),
   to: Type.String({ description: "the push store URL" }),
   signed: Type.Boolean(),

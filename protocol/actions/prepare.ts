@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { AbsolutePath, IdempotencyKey, JobStatus } from "../common.js";
+import { AbsolutePath, JobDeadline, JobStartOptions, JobStatus } from "../common.js";
 import { defineAction } from "../define.js";
 
 /** What a client learns about a prepared environment; also the `environment` of a succeeded prepare job's result. */
@@ -29,7 +29,8 @@ export const prepare = defineAction({
       packages: Type.Optional(Type.Array(Type.String({ maxLength: 200 }), { maxItems: 500, description: "Nixpkgs attribute paths, e.g. nodejs, python3Packages.requests" })),
       flake: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: 'A flake ref relative to the workspace: ".", ".#dev", ".hotline/nix"' })),
       updateLock: Type.Optional(Type.Boolean({ description: "Allow Nix to change an existing flake.lock" })),
-      key: Type.Optional(IdempotencyKey),
+      ...JobStartOptions,
+      ...JobDeadline,
     },
     { additionalProperties: false },
   ),

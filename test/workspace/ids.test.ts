@@ -3,7 +3,7 @@ import { ActionError } from "../../protocol/errors.js";
 import { checkId, checkRefArgument, isValidId } from "../../daemon/workspace/ids.js";
 import { WorkspaceLayout } from "../../daemon/workspace/layout.js";
 import { formatEnvFile, quoteEnvValue } from "../../daemon/workspace/env-file.js";
-import { checkCloneUrl, redactUrl } from "../../daemon/workspace/source-url.js";
+import { checkCloneUrl, maskUrlCredentials } from "../../daemon/workspace/source-url.js";
 
 const HOSTILE = [
   "", ".", "..", "../etc", "a/../../b", "a/b", "a\\b", ".hidden", "-rf", "--upload-pack=x", "a..b", "x.lock", "X.LOCK", "trail.",
@@ -83,7 +83,7 @@ describe("clone addresses", () => {
     for (const url of ["https://user:tok@github.com/o/r", "https://ghp_token@github.com/o/r", "ext::sh -c touch% /tmp/pwned", "fd::17", "-uhelp", "ftp://h/r", "a\nb", "relative/dir"]) {
       expect(() => checkCloneUrl(url), url).toThrow(ActionError);
     }
-    expect(redactUrl("https://u:p@h/r")).toBe("https://***@h/r");
-    expect(redactUrl("ssh://git@h/r")).toBe("ssh://git@h/r");
+    expect(maskUrlCredentials("https://u:p@h/r")).toBe("https://***@h/r");
+    expect(maskUrlCredentials("ssh://git@h/r")).toBe("ssh://git@h/r");
   });
 });

@@ -1,0 +1,49 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { TokenStore } from "./store.js";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+function store(): { tokens: TokenStore; dir: string } {
+  const dir = mkdtempSync(join(tmpdir(), "hotline-tokens-"));
+  dirs.push(dir);
+  return { tokens: new TokenStore(dir), dir };
+}
+
+/** The clock is the `now` every method takes: expiry is tested at exact instants, without waiting. */
+const T0 = Date.parse("2026-11-30T12:00:00.000Z");
+const TTL = 60_000;
+
+describe("token expiry", () => {
+  it("a token holds until the instant of its expiry, then is refused as expired", () => {
+    const { tokens } = store();
+    const { token, id, expiresAt } = tokens.create("observe", TTL, "ci", T0);
+    expect(expiresAt).toBe(new Date(T0 + TTL).toISOString());
+    expect(tokens.check(token, T0 + TTL - 1)).toEqual({ ok: true, scope: "observe", id, expiresAt: T0 + TTL });
+    expect(tokens.invalidReason(id, T0 + TTL - 1)).toBeUndefined();
+    expect(tokens.check(token, T0 + TTL)).toEqual({ ok: false, reason: "expired" });
+    expect(tokens.invalidReason(id, T0 + TTL)).toBe(`token ${id} expired at ${expiresAt}`);
+  });
+
+  it("an expired token leaves tokens.list, cannot be revoked, and is dropped from the file at the next write", () => {
+    const { tokens, dir } = store();
+    const old = tokens.create("observe", TTL, undefined, T0);
+    const fresh = tokens.create("manage", 10 * TTL, undefined, T0);
+    expect(tokens.list(T0 + TTL - 1).map((t) => t.id)).toEqual([old.id, fresh.id]);
+    expect(tokens.list(T0 + TTL).map((t) => t.id)).toEqual([fresh.id]);
+    expect(() => tokens.revoke(old.id, T0 + TTL)).toThrow(expect.objectContaining({ code: "not_found" }));
+    tokens.create("observe", TTL, undefined, T0 + TTL); // a write: the expired one is dropped
+    const reloaded = new TokenStore(dir);
+    expect(reloaded.check(old.token, T0)).toEqual({ ok: false, reason: "wrong" });
+    expect(reloaded.check(fresh.token, T0 + TTL)).toMatchObject({ ok: true, id: fresh.id });
+  });
+
+  it("the token file's primary token never expires", () => {
+    const { tokens } = store();
+    expect(tokens.invalidReason("primary", Number.MAX_SAFE_INTEGER)).toBeUndefined();
+  });
+});
