@@ -87,7 +87,7 @@ export async function runDaemon(argv: string[]): Promise<void> {
     workspace: createWorkspace(config),
     links: new PageLinks(tokens, config.publicUrl, pageAssets),
   };
-  const dispatcher = new Dispatcher(ACTIONS, HANDLERS, services);
+  const dispatcher = new Dispatcher(ACTIONS, Object.values(HANDLERS), services);
   let url = "";
   const mcp = mcpRoute({ tokens, allowedOrigins: config.allowedOrigins, maxBodyBytes: config.maxPayloadBytes, url: () => url });
   const server = new HotlineServer({

@@ -14,7 +14,8 @@ describe("the guide documents the protocol completely", () => {
   const validators = compileRequestValidators(ACTIONS);
 
   it("has a handler for every action and an action for every handler", () => {
-    expect(HANDLERS.map((h) => h.definition.name).sort()).toEqual(ACTIONS.map((a) => a.name).sort());
+    expect(Object.keys(HANDLERS).sort()).toEqual(ACTIONS.map((a) => a.name).sort());
+    for (const [name, handler] of Object.entries(HANDLERS)) expect(handler.definition.name, `HANDLERS[${JSON.stringify(name)}]`).toBe(name);
   });
 
   it.each(ACTIONS.map((a) => a.name))("documents %s with a heading and a valid example", (name) => {
