@@ -39,6 +39,8 @@ const FORBIDDEN: Record<string, string[]> = {
   "daemon/util/": [...DOMAIN_AND_ABOVE, "daemon/jobs/", "daemon/runners/", "daemon/environment/", "daemon/tokens/", "daemon/config"],
   "daemon/dispatch/": ["daemon/server/", "daemon/main"],
   "daemon/server/": ["daemon/main"],
+  // The browser pages' route and links: beside the server (its HTTP seam and page access), never the actions.
+  "daemon/web/": ["daemon/actions/", "daemon/dispatch/", "daemon/jobs/", "daemon/runners/", "daemon/nix/", "daemon/workspace/", "daemon/fs/", "daemon/features/", "daemon/main"],
   // Process control is a leaf: node only, so every layer (runners, jobs, nix, workspace) may use it.
   "daemon/process/": [
     "protocol/",
@@ -60,6 +62,26 @@ const FORBIDDEN: Record<string, string[]> = {
   "client/": ["daemon/", "cli/", "bench/", "test/"],
   // The MCP server is a client of the daemon like any program: the typed client and the protocol only.
   "mcp/": ["daemon/", "cli/", "bench/", "test/"],
+  // The CLI is a client too: hotline/client, the protocol, the MCP server for `hotline mcp`, the
+  // settings table for `hotline daemon --help`, and daemon/main only for `hotline daemon` (below).
+  "cli/": [
+    "daemon/actions/",
+    "daemon/dispatch/",
+    "daemon/server/",
+    "daemon/jobs/",
+    "daemon/runners/",
+    "daemon/nix/",
+    "daemon/workspace/",
+    "daemon/fs/",
+    "daemon/features/",
+    "daemon/environment/",
+    "daemon/tokens/",
+    "daemon/util/",
+    "daemon/process/",
+    "daemon/web/",
+    "bench/",
+    "test/",
+  ],
 };
 
 /** The one door between jobs and runners: the RunContext type a job hands its runner. */

@@ -1,6 +1,6 @@
+import { isUtf8 } from "node:buffer";
 import type { FollowEvent } from "../../client/frames.js";
 import { HotlineError } from "../../client/errors.js";
-import { encodeBytes } from "../../daemon/jobs/utf8.js";
 import type { JobStatus } from "../../protocol/common.js";
 import type { CliClient } from "../client.js";
 import { DaemonGone } from "../exit-codes.js";
@@ -20,7 +20,8 @@ export interface FollowOptions {
 function wireEvent(event: FollowEvent): Record<string, unknown> {
   if (event.event !== "job.output") return event;
   const { bytes, ...header } = event;
-  return { ...header, ...encodeBytes(bytes) };
+  // The text protocol's rule: UTF-8 text as it is, anything else base64.
+  return isUtf8(bytes) ? { ...header, data: bytes.toString("utf8"), encoding: "utf8" } : { ...header, data: bytes.toString("base64"), encoding: "base64" };
 }
 
 /**
