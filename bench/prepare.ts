@@ -58,7 +58,10 @@ export async function benchPrepare(options: { iterations?: number; nixpkgs?: str
       if (r.job.state !== "succeeded") throw new Error(`spawn bench job ${r.job.state}`);
       return ms;
     };
-    for (let i = 0; i < 5; i++) await shell(ws), await shell(plain);
+    for (let i = 0; i < 5; i++) {
+      await shell(ws);
+      await shell(plain);
+    }
     for (let i = 0; i < Math.max(30, n / 4); i++) {
       spawnWith.push(await shell(ws));
       spawnWithout.push(await shell(plain));

@@ -150,7 +150,7 @@ export class Connection {
   }
 
   private onMessage(data: Buffer, isBinary: boolean): void {
-    let incoming;
+    let incoming: ReturnType<typeof parseFrame>;
     try {
       incoming = parseFrame(data, isBinary);
     } catch {

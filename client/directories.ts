@@ -14,7 +14,7 @@ export interface DirectoryOptions {
 function xdg(env: NodeJS.ProcessEnv, name: string, fallback: string): string {
   const value = env[name];
   // XDG says relative values are invalid and must be ignored.
-  return value && value.startsWith("/") ? join(value, "hotline") : join(homedir(), fallback, "hotline");
+  return value?.startsWith("/") ? join(value, "hotline") : join(homedir(), fallback, "hotline");
 }
 
 function pick(explicit: string | undefined, env: NodeJS.ProcessEnv, name: string, fallback: () => string): string {

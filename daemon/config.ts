@@ -100,7 +100,7 @@ export const DEFAULT_NIXPKGS = "github:NixOS/nixpkgs/50ab793786d9de88ee30ec4e4c2
 
 function xdg(envName: string, fallback: string, env: NodeJS.ProcessEnv): string {
   const value = env[envName];
-  return value && value.startsWith("/") ? join(value, "hotline") : join(homedir(), fallback, "hotline");
+  return value?.startsWith("/") ? join(value, "hotline") : join(homedir(), fallback, "hotline");
 }
 
 function defaults(env: NodeJS.ProcessEnv): Config {

@@ -107,7 +107,7 @@ export async function runDaemon(argv: string[]): Promise<void> {
   services.links.listening(url);
   lock.setUrl(url);
   const daemonFile = join(config.stateDir, "daemon.json");
-  writeFileAtomicSync(daemonFile, JSON.stringify({ pid: process.pid, url, version: build.version, startedAt: services.startedAt.toISOString() }) + "\n");
+  writeFileAtomicSync(daemonFile, `${JSON.stringify({ pid: process.pid, url, version: build.version, startedAt: services.startedAt.toISOString() })}\n`);
   log.info({ url, version: build.version, commit: build.commit, stateDir: config.stateDir, nix }, "listening");
 
   let stopping = false;

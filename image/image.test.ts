@@ -304,7 +304,7 @@ describe("Nix configuration", () => {
 describe("Dockerfile", () => {
   const text = read(join(IMAGE, "Dockerfile"));
   const instructions = parseDockerfile(text);
-  const stages = instructions.reduce<number[]>((acc, ins, i) => (ins.keyword === "FROM" ? [...acc, i] : acc), []);
+  const stages = instructions.flatMap((ins, i) => (ins.keyword === "FROM" ? [i] : []));
   const finalStage = instructions.slice(stages[stages.length - 1]);
 
   it("copies only sources that exist in the repository", () => {

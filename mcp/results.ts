@@ -47,7 +47,7 @@ export function statusLine(job: JobStatus): string {
   const parts = [`job ${job.id} (${job.kind}) ${job.state}`];
   if (job.exitCode !== undefined) parts.push(`exit ${job.exitCode}`);
   if (job.signal) parts.push(`signal ${job.signal}`);
-  if (job.progress && job.progress.phase) {
+  if (job.progress?.phase) {
     const { phase, done, total, unit, message } = job.progress;
     parts.push(`${phase}: ${done}${total !== null ? ` of ${total}` : ""} ${unit}${message ? ` ${message}` : ""}`.trim());
   }

@@ -46,7 +46,7 @@ copyFileSync(join(root, "node_modules/@xterm/xterm/css/xterm.css"), join(webOut,
 
 const guideDir = join(root, "guide");
 const parts = readdirSync(guideDir).filter((f) => f.endsWith(".md")).sort();
-const text = parts.map((f) => readFileSync(join(guideDir, f), "utf8").trimEnd() + "\n").join("\n");
+const text = parts.map((f) => `${readFileSync(join(guideDir, f), "utf8").trimEnd()}\n`).join("\n");
 mkdirSync(join(root, "dist/guide"), { recursive: true });
 writeFileSync(join(root, "dist/guide/guide.md"), text);
 
@@ -56,7 +56,7 @@ if (!process.env.HOTLINE_BUILD_COMMIT) try {
   commit = execFileSync("git", ["rev-parse", "HEAD"], { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
 } catch {}
 const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
-writeFileSync(join(root, "dist/build-info.json"), JSON.stringify({ version, commit }) + "\n");
+writeFileSync(join(root, "dist/build-info.json"), `${JSON.stringify({ version, commit })}\n`);
 chmodSync(join(root, "dist/cli/main.js"), 0o755);
 
 // schemas/ is rebuilt from nothing, so a schema of a removed action cannot linger.
@@ -65,7 +65,7 @@ const schemaDir = join(root, "schemas");
 rmSync(schemaDir, { recursive: true, force: true });
 for (const [path, schema] of publishedSchemas()) {
   mkdirSync(dirname(join(schemaDir, path)), { recursive: true });
-  writeFileSync(join(schemaDir, path), JSON.stringify(schema, null, 2) + "\n");
+  writeFileSync(join(schemaDir, path), `${JSON.stringify(schema, null, 2)}\n`);
 }
 if (typeErrors) {
   console.error("build: TypeScript reported errors");

@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
-import WebSocket from "ws";
 import { TestClient, TestDaemon } from "./helpers/daemon.js";
 
 /** A /proc/<pid>/status field in MiB (VmRSS: resident now, VmHWM: the peak so far). */

@@ -249,11 +249,11 @@ describe.skipIf(!hasChromium)("web terminal and console in Chromium", () => {
       const dest = join(daemon.dirs.home, "file.bin");
       const { job: download } = await client.ok("files.download", { url: slow.url, dest });
       const bar = `tr[data-job="${download.id}"] progress`;
-      const valueOf = (): Promise<number> => page.$eval(bar, (el) => (el as HTMLProgressElement).value);
+      const progressValue = (): Promise<number> => page.$eval(bar, (el) => (el as HTMLProgressElement).value);
       await page.waitForFunction((sel) => ((document.querySelector(sel) as HTMLProgressElement | null)?.value ?? 0) > 0, bar);
-      const early = await valueOf();
+      const early = await progressValue();
       await page.waitForFunction(([sel, v]) => ((document.querySelector(sel as string) as HTMLProgressElement).value ?? 0) > (v as number), [bar, early] as const);
-      expect(await valueOf()).toBeGreaterThan(early);
+      expect(await progressValue()).toBeGreaterThan(early);
       await page.waitForSelector(`tr[data-job="${download.id}"][data-state="succeeded"]`, { timeout: 30_000 });
       expect(await page.$eval(bar, (el) => [(el as HTMLProgressElement).value, (el as HTMLProgressElement).max])).toEqual([1024 * 1024, 1024 * 1024]);
 

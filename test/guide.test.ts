@@ -30,7 +30,7 @@ describe("the guide documents the protocol completely", () => {
   });
 
   it("has no example of an action that does not exist", () => {
-    const known = new Set(ACTIONS.map((a) => a.name));
+    const known = new Set<string>(ACTIONS.map((a) => a.name));
     expect(requests.filter((r) => !known.has(r.action as string)).map((r) => r.action)).toEqual([]);
   });
 
@@ -39,7 +39,7 @@ describe("the guide documents the protocol completely", () => {
   });
 
   it("is served by state.guide exactly as built, with the SHA-256 of the bytes returned", async () => {
-    await withDaemon({}, async (daemon, client) => {
+    await withDaemon({}, async (_daemon, client) => {
       const served = await client.ok("state.guide");
       expect(served.text).toBe(guide);
       expect(served.sha256).toBe(createHash("sha256").update(served.text, "utf8").digest("hex"));

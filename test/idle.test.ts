@@ -6,7 +6,7 @@ const exited = (daemon: TestDaemon): Promise<number | null> =>
 
 describe("idle tracking", () => {
   it("reports lastActivity and idleMs, moved by actions and by job output", async () => {
-    await withDaemon({}, async (daemon, client) => {
+    await withDaemon({}, async (_daemon, client) => {
       const { job } = await client.ok("shell", { command: "sleep 0.4; echo late" });
       const before = await client.ok("state.info");
       await client.ok("jobs.follow", { job: job.id });

@@ -24,7 +24,7 @@ describe("persistence across restarts", () => {
     await first.kill();
     expect(sleepers()).not.toBe(""); // the crash left the job's process running
 
-    await withDaemon({ dirs: first.dirs }, async (second, c2) => {
+    await withDaemon({ dirs: first.dirs }, async (_second, c2) => {
       const status = await c2.ok("jobs.status", { job: done.job.id });
       expect(status).toMatchObject({ state: "succeeded", exitCode: 0, outputBytes: 10 });
       expect((await c2.ok("jobs.output", { job: done.job.id, stream: "stderr" })).data).toBe("also\n");
@@ -49,7 +49,7 @@ describe("persistence across restarts", () => {
     expect(existsSync(file)).toBe(false);
     expect(execFileSync("sh", ["-c", "pgrep -f 'slee[p] 986.5' || true"], { encoding: "utf8" }).trim()).toBe("");
 
-    await withDaemon({ dirs: daemon.dirs }, async (again, c2) => {
+    await withDaemon({ dirs: daemon.dirs }, async (_again, c2) => {
       const status = await c2.ok("jobs.status", { job: job.id });
       expect(status.state).toBe("lost");
       expect(status.error.message).toMatch(/shut down/);

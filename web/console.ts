@@ -61,7 +61,7 @@ function render(job: JobStatus): void {
   const bar = cell(row, "progress").querySelector("progress")!;
   const p = job.progress;
   bar.hidden = !p;
-  if (p && p.total) {
+  if (p?.total) {
     bar.max = p.total;
     bar.value = Math.min(p.done, p.total);
   } else bar.removeAttribute("value");

@@ -10,7 +10,7 @@ const USAGE = "usage: hotline mcp [--state-dir D] [--config-dir D] [--url U --to
  * SDK is loaded only here. Exit codes are the CLI's: 2 bad flags, 69 no daemon.
  */
 export async function runMcp(argv: string[]): Promise<number> {
-  let values;
+  let values: { "state-dir"?: string; "config-dir"?: string; url?: string; "token-file"?: string; help?: boolean };
   try {
     ({ values } = parseArgs({
       args: argv,

@@ -29,7 +29,7 @@ const prepare: Command = async ({ client, args, flags, json, tty }) => {
   if (flags["update-lock"] === true) params.updateLock = true;
   const reply = await client.request<{ ready: boolean; environment?: Record<string, unknown>; job?: JobStatus }>("prepare", params);
   if (reply.ready) {
-    printResult(reply, json, () => `ready: ${String(reply.environment?.workspace)} (${(reply.environment?.variables as string[]).length} variables, cache ${String(reply.environment?.cacheKey).slice(0, 12)})`);
+    printResult(reply, json, () => `ready: ${String(reply.environment?.workspace)} (${(reply.environment?.variables as string[] | undefined)?.length ?? 0} variables, cache ${String(reply.environment?.cacheKey).slice(0, 12)})`);
     return 0;
   }
   const job = reply.job!;

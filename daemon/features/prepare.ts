@@ -1,7 +1,7 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "pino";
-import { stateCatalog } from "../../protocol/actions/state-catalog.js";
+import type { stateCatalog } from "../../protocol/actions/state-catalog.js";
 import type { ResultOf } from "../../protocol/define.js";
 import type { BuildInfo } from "../build-info.js";
 import type { Config } from "../config.js";

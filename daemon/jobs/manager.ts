@@ -1,5 +1,4 @@
 import { EventEmitter } from "node:events";
-import { join } from "node:path";
 import type { Logger } from "pino";
 import type { JobState, JobStatus, Progress } from "../../protocol/common.js";
 import { ActionError, type WireError } from "../../protocol/errors.js";

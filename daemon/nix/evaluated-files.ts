@@ -24,7 +24,7 @@ export function evaluatedWorkspaceFiles(evaluated: readonly string[], dir: strin
   }
   const out: string[] = [];
   for (const f of evaluated) {
-    const storeDir = [...ours].find((d) => f.startsWith(d + "/"));
+    const storeDir = [...ours].find((d) => f.startsWith(`${d}/`));
     if (!storeDir) continue;
     const mapped = join(dir, f.slice(storeDir.length + 1));
     if (!relative(workspace, mapped).startsWith("..")) out.push(mapped);

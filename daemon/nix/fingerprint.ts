@@ -31,7 +31,7 @@ export function fingerprintFiles(paths: readonly string[]): FileFingerprint[] {
  */
 export function fingerprintsMatch(prints: readonly FileFingerprint[]): boolean {
   for (const fp of prints) {
-    let st;
+    let st: ReturnType<typeof statSync>;
     try {
       st = statSync(fp.path, { bigint: true });
     } catch {

@@ -91,7 +91,7 @@ export class NixPreparer {
     }
     if (spec?.flake !== recipe.ref || !spec.cacheKey) return undefined;
     const entry = this.cache.lookup(system, spec.cacheKey);
-    return entry && entry.meta.files && fingerprintsMatch(entry.meta.files) ? entry : undefined;
+    return entry?.meta.files && fingerprintsMatch(entry.meta.files) ? entry : undefined;
   }
 
   /** Makes a cache entry the workspace's environment: generated files, spec, index. */
@@ -237,7 +237,7 @@ export class NixPreparer {
     const installable = `${flakeRef}${attr ? `#${attr}` : ""}`;
     const before = fingerprintFiles([join(dir, "flake.nix"), lockPath]);
     const args = ["print-dev-env", "--json", "-v", ...this.profiles.args(workspace), ...(lockBefore && !recipe.updateLock ? ["--no-update-lock-file"] : []), installable];
-    let result;
+    let result: Awaited<ReturnType<NixPreparer["evaluate"]>>;
     try {
       result = await this.evaluate(args, workspace, ctx, undefined);
     } catch (err) {

@@ -114,7 +114,10 @@ describe("escalate", () => {
   it("sends no SIGKILL once cancelled, nor after a target that was already gone", () => {
     const sent: string[] = [];
     escalate((signal) => void sent.push(signal), 500).cancel();
-    escalate((signal) => (sent.push(`gone:${signal}`), false), 500);
+    escalate((signal) => {
+      sent.push(`gone:${signal}`);
+      return false;
+    }, 500);
     vi.advanceTimersByTime(10_000);
     expect(sent).toEqual(["SIGTERM", "gone:SIGTERM"]);
   });

@@ -62,7 +62,7 @@ export async function resolveGithubAsset(ctx: Pick<RunContext, "signal">, query:
   if (query.tag.trim() === "" || /[\u0000-\u001f]/.test(query.tag)) {
     throw new ActionError("invalid_request", `tag must be a release tag or "latest", got ${JSON.stringify(query.tag)}`, { path: "/github/tag" });
   }
-  const base = parseHttpUrl(api.apiBase.replace(/\/+$/, "") + "/", "/github");
+  const base = parseHttpUrl(`${api.apiBase.replace(/\/+$/, "")}/`, "/github");
   const suffix = query.tag === "latest" ? "releases/latest" : `releases/tags/${encodeURIComponent(query.tag)}`;
   const endpoint = new URL(`repos/${query.repo}/${suffix}`, base);
   const res = await openFollowingRedirects(endpoint, {

@@ -28,7 +28,7 @@ export class InstanceLock {
   private constructor(private readonly server: Server) {
     server.on("connection", (socket) => {
       socket.on("error", () => socket.destroy());
-      socket.end(JSON.stringify({ pid: process.pid, url: this.url } satisfies LockHolder) + "\n");
+      socket.end(`${JSON.stringify({ pid: process.pid, url: this.url } satisfies LockHolder)}\n`);
     });
     // The lock must never keep the process alive on its own.
     server.unref();

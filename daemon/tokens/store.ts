@@ -32,7 +32,7 @@ export class TokenStore {
   private readonly issuedPath: string;
   private readonly revokeListeners: Array<(id: string) => void> = [];
 
-  constructor(private readonly configDir: string) {
+  constructor(configDir: string) {
     mkdirSync(configDir, { recursive: true, mode: 0o700 });
     const tokenPath = join(configDir, "token");
     if (!existsSync(tokenPath)) writeFileAtomicSync(tokenPath, `${randomBytes(32).toString("base64url")}\n`, { mode: 0o600, fsync: true });

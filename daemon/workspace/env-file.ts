@@ -44,5 +44,5 @@ export function formatEnvFile(values: Record<string, string>): string {
     if (typeof value !== "string") throw new ActionError("invalid_request", `value of ${name} must be a string`, { path: `/values/${name}` });
     lines.push(`${name}=${quoteEnvValue(name, value)}`);
   }
-  return lines.join("\n") + "\n";
+  return `${lines.join("\n")}\n`;
 }

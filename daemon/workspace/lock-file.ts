@@ -61,7 +61,7 @@ export async function tryCreateLock(file: string, record: LockRecord): Promise<b
   try {
     // No fsync: the record only matters while its holder lives; after a machine crash a torn or
     // empty file is judged stale by age (see isStale).
-    await handle.writeFile(JSON.stringify(record) + "\n");
+    await handle.writeFile(`${JSON.stringify(record)}\n`);
   } finally {
     await handle.close();
   }

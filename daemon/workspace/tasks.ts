@@ -78,7 +78,7 @@ export async function createTask(deps: WorkspaceDeps, params: CreateTaskParams, 
       await runGit(["worktree", "add", "--quiet", "-b", branch, "--", worktree, baseCommit], { cwd: clonePath, signal: ctx.signal });
       const meta: TaskMeta = { task: taskId, repo: repoId, branch, base, baseCommit, createdAt: new Date().toISOString() };
       const metaPath = deps.layout.taskMetaPath(taskId);
-      await fs.writeFile(`${metaPath}.tmp`, JSON.stringify(meta, null, 2) + "\n");
+      await fs.writeFile(`${metaPath}.tmp`, `${JSON.stringify(meta, null, 2)}\n`);
       await fs.rename(`${metaPath}.tmp`, metaPath);
       return { ...meta, path: worktree, commit: baseCommit, lockWaitMs: lock.waitedMs };
     } catch (error) {

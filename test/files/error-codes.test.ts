@@ -9,7 +9,7 @@ import { scratchDirs, serveBytes, startServer } from "./helpers.js";
 /** Issue 10.13: inputs that used to fail as `internal` or "damaged" get their own code and a way out. */
 describe("files.* error codes", () => {
   const ctx = useDaemon();
-  const { root: scratch, fresh } = scratchDirs("hotline-codes-");
+  const { fresh } = scratchDirs("hotline-codes-");
 
   it("refuses a NUL byte in any absolute path with invalid_request naming the field", async () => {
     const dir = fresh();

@@ -9,7 +9,7 @@ import { toolAvailable } from "../helpers/tools.js";
 import { STANDIN_REF } from "../nix/helpers.js";
 import { createGzip } from "node:zlib";
 import { buildTar, writeZeroTar } from "./archive-builders.js";
-import { serveBytes, startServer } from "./helpers.js";
+import { serveBytes, type startServer } from "./helpers.js";
 
 const BODY = randomBytes(2 * 1024 * 1024);
 const SHA = createHash("sha256").update(BODY).digest("hex");
@@ -49,7 +49,7 @@ describe("files.* through the real daemon", () => {
     await client?.close();
     await daemon?.stop();
     daemon?.cleanup();
-    server?.close();
+    server?.server.close();
     rmSync(scratch, { recursive: true, force: true });
   });
 

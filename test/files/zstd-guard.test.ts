@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ActionError } from "../../protocol/errors.js";
+import type { ActionError } from "../../protocol/errors.js";
 import { extractArchive } from "../../daemon/runners/extract/index.js";
 import { ZstdWindowGuard } from "../../daemon/runners/extract/zstd-guard.js";
 import { toolAvailable } from "../helpers/tools.js";

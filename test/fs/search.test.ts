@@ -36,7 +36,7 @@ describe.skipIf(!hasGit)("files.search through the real daemon", () => {
 
   it("searches a plain directory and a single file, treats the pattern literally by default, and stops at maxResults", async () => {
     const dir = scratch();
-    writeFileSync(join(dir, "f.txt"), Array.from({ length: 50 }, (_, i) => `line ${i} a.b*c`).join("\n") + "\n");
+    writeFileSync(join(dir, "f.txt"), `${Array.from({ length: 50 }, (_, i) => `line ${i} a.b*c`).join("\n")}\n`);
     writeFileSync(join(dir, "g.bin"), Buffer.from([0, 1, 2, 0x61, 0x2e, 0x62, 0x2a, 0x63]));
     execFileSync("mkfifo", [join(dir, "pipe")]); // never opened: a search must not wait for a writer
     const literal = await ctx.client.ok("files.search", { path: dir, pattern: "a.b*c", maxResults: 10 });

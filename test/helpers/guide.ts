@@ -8,7 +8,7 @@ export function guideText(): string {
   return readdirSync(GUIDE_DIR)
     .filter((f) => f.endsWith(".md"))
     .sort()
-    .map((f) => readFileSync(join(GUIDE_DIR, f), "utf8").trimEnd() + "\n")
+    .map((f) => `${readFileSync(join(GUIDE_DIR, f), "utf8").trimEnd()}\n`)
     .join("\n");
 }
 

@@ -106,7 +106,7 @@ describe("MCP over HTTP: the WebSocket's authentication rules", () => {
     const mcp = await mcpClient(daemon, "http");
     const { conn } = await opened;
     const closed = nextLog(daemon, (r) => r.msg === "connection closed" && r.conn === conn);
-    await (mcp.transport as { terminateSession(): Promise<void> }).terminateSession();
+    await (mcp.transport as unknown as { terminateSession(): Promise<void> }).terminateSession();
     await closed;
     await mcp.close();
   });

@@ -25,6 +25,6 @@ export async function mcpClient(daemon: TestDaemon, kind: TransportKind, token =
 }
 
 /** The text of a tool result's content, joined. */
-export function textOf(result: { content?: unknown }): string {
+export function textOf(result: { content?: unknown } | Record<string, unknown>): string {
   return ((result.content as { type: string; text?: string }[]) ?? []).map((c) => c.text ?? "").join("\n");
 }

@@ -49,8 +49,14 @@ describe("repository locks", () => {
     expect(first.waited).toBe(false);
     const order: string[] = [];
     const waits: LockWaitInfo[] = [];
-    const second = locks.acquire("r", { purpose: "second", onWait: (i) => waits.push(i) }).then((h) => (order.push("second"), h));
-    const third = locks.acquire("r", { purpose: "third" }).then((h) => (order.push("third"), h));
+    const second = locks.acquire("r", { purpose: "second", onWait: (i) => waits.push(i) }).then((h) => {
+      order.push("second");
+      return h;
+    });
+    const third = locks.acquire("r", { purpose: "third" }).then((h) => {
+      order.push("third");
+      return h;
+    });
     expect(waits).toHaveLength(1);
     await first.release();
     const h2 = await second;

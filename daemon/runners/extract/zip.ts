@@ -182,9 +182,18 @@ function nextEntry(zip: ZipFile): Promise<Entry | null> {
       zip.off("end", onEnd);
       zip.off("error", onError);
     };
-    const onEntry = (e: Entry) => (cleanup(), resolve(e));
-    const onEnd = () => (cleanup(), resolve(null));
-    const onError = (err: Error) => (cleanup(), reject(refuseArchive(`the zip is damaged (${err.message})`)));
+    const onEntry = (e: Entry) => {
+      cleanup();
+      resolve(e);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(null);
+    };
+    const onError = (err: Error) => {
+      cleanup();
+      reject(refuseArchive(`the zip is damaged (${err.message})`));
+    };
     zip.on("entry", onEntry);
     zip.on("end", onEnd);
     zip.on("error", onError);
