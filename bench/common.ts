@@ -40,7 +40,12 @@ export async function timeMedian(n: number, warmup: number, fn: () => Promise<un
  * Times two operations alternately, `n` times each after `warmup` rounds, so drift in the
  * machine's load hits both alike; returns both medians in milliseconds.
  */
-export async function timePairs(n: number, warmup: number, a: () => Promise<unknown>, b: () => Promise<unknown>): Promise<[number, number]> {
+export async function timePairs(
+  n: number,
+  warmup: number,
+  a: () => Promise<unknown>,
+  b: () => Promise<unknown>,
+): Promise<[number, number]> {
   for (let i = 0; i < warmup; i++) {
     await a();
     await b();
@@ -69,7 +74,11 @@ export interface BenchDaemon {
 }
 
 /** A real daemon process on a free loopback port with throwaway directories. */
-export async function startBenchDaemon(extraEnv: Record<string, string> = {}, args: string[] = [], nodeArgs: string[] = []): Promise<BenchDaemon> {
+export async function startBenchDaemon(
+  extraEnv: Record<string, string> = {},
+  args: string[] = [],
+  nodeArgs: string[] = [],
+): Promise<BenchDaemon> {
   const dir = mkdtempSync(join(tmpdir(), "hotline-bench-"));
   const env = {
     ...process.env,
@@ -81,7 +90,11 @@ export async function startBenchDaemon(extraEnv: Record<string, string> = {}, ar
     HOTLINE_LOG_LEVEL: "warn",
     ...extraEnv,
   };
-  const proc = spawn(process.execPath, ["--max-semi-space-size=1", ...nodeArgs, join(ROOT, "dist/daemon/main.js"), "--port", "0", "--log-level", "info", ...args], { env, stdio: ["ignore", "ignore", "pipe"] });
+  const proc = spawn(
+    process.execPath,
+    ["--max-semi-space-size=1", ...nodeArgs, join(ROOT, "dist/daemon/main.js"), "--port", "0", "--log-level", "info", ...args],
+    { env, stdio: ["ignore", "ignore", "pipe"] },
+  );
   const url = await new Promise<string>((resolve, reject) => {
     createInterface({ input: proc.stderr! }).on("line", (line) => {
       try {
@@ -111,6 +124,14 @@ export async function startBenchDaemon(extraEnv: Record<string, string> = {}, ar
   };
 }
 
-export function row(name: string, value: number, baseline: number, unit: string, goal: string, met: (ratio: number) => boolean, ratio = value / baseline): BenchRow {
+export function row(
+  name: string,
+  value: number,
+  baseline: number,
+  unit: string,
+  goal: string,
+  met: (ratio: number) => boolean,
+  ratio = value / baseline,
+): BenchRow {
   return { name, value, baseline, ratio, unit, goal, met: met(ratio) };
 }

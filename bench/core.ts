@@ -72,7 +72,10 @@ export async function coreBenchmarks(): Promise<BenchRow[]> {
     rows.push(row("shell job `true` start→exit vs child_process.spawn", job, bare, "ms", "<= 1.3x", (r) => r <= 1.3));
 
     // 3. 256 MiB of finished job output to one follower vs the same bytes over a raw ws stream.
-    const { job: big } = await daemon.client.request("shell", { command: `head -c ${STREAM_BYTES} /dev/zero | tr '\\0' 'a'`, wait: 120_000 });
+    const { job: big } = await daemon.client.request("shell", {
+      command: `head -c ${STREAM_BYTES} /dev/zero | tr '\\0' 'a'`,
+      wait: 120_000,
+    });
     const rawMs = await timeMedian(3, 1, async () => {
       let got = 0;
       await new Promise<void>((resolve) => {
@@ -101,8 +104,28 @@ export async function coreBenchmarks(): Promise<BenchRow[]> {
     const binaryMs = await follow(true);
     const jsonMs = await follow(false);
     const ratioOf = (ms: number): number => mibps(ms) / mibps(rawMs);
-    rows.push(row("256 MiB job output to a follower, binary frames, vs raw ws stream", mibps(binaryMs), mibps(rawMs), "MiB/s", ">= 0.8x", (r) => r >= 0.8, ratioOf(binaryMs)));
-    rows.push(row("256 MiB job output to a follower, JSON events, vs raw ws stream", mibps(jsonMs), mibps(rawMs), "MiB/s", "(informational)", () => true, ratioOf(jsonMs)));
+    rows.push(
+      row(
+        "256 MiB job output to a follower, binary frames, vs raw ws stream",
+        mibps(binaryMs),
+        mibps(rawMs),
+        "MiB/s",
+        ">= 0.8x",
+        (r) => r >= 0.8,
+        ratioOf(binaryMs),
+      ),
+    );
+    rows.push(
+      row(
+        "256 MiB job output to a follower, JSON events, vs raw ws stream",
+        mibps(jsonMs),
+        mibps(rawMs),
+        "MiB/s",
+        "(informational)",
+        () => true,
+        ratioOf(jsonMs),
+      ),
+    );
     // 4. Health check latency while a job floods its output to a follower (OpenHands' budget: p95 <= 50 ms).
     //    The health checks share the flooded connection, as a client that follows and asks at once would.
     const flood = await daemon.client.request("shell", { command: "yes 'flooding the log' | head -c 1073741824" });
@@ -172,8 +195,24 @@ async function memoryRows(): Promise<BenchRow[]> {
     const MB = 1024 * 1024;
     const flat = (v: number): boolean => v - idle <= 20 * MB;
     return [
-      { name: "daemon RSS after 1000 finished jobs vs idle", value: afterJobs / MB, baseline: idle / MB, ratio: afterJobs / idle, unit: "MB", goal: "within +20 MB", met: flat(afterJobs) },
-      { name: "daemon RSS streaming 512 MiB to a stalled follower vs idle", value: peak / MB, baseline: idle / MB, ratio: peak / idle, unit: "MB", goal: "within +20 MB", met: flat(peak) },
+      {
+        name: "daemon RSS after 1000 finished jobs vs idle",
+        value: afterJobs / MB,
+        baseline: idle / MB,
+        ratio: afterJobs / idle,
+        unit: "MB",
+        goal: "within +20 MB",
+        met: flat(afterJobs),
+      },
+      {
+        name: "daemon RSS streaming 512 MiB to a stalled follower vs idle",
+        value: peak / MB,
+        baseline: idle / MB,
+        ratio: peak / idle,
+        unit: "MB",
+        goal: "within +20 MB",
+        met: flat(peak),
+      },
       {
         name: `daemon RSS under a non-reading client pipelining ${PIPELINED_REQUESTS} jobs.output (1 MiB) vs idle`,
         value: pipelined / MB,
@@ -204,7 +243,8 @@ export async function peakUnderPipeliningClient(daemon: BenchDaemon): Promise<nu
   socket.pause();
   let replies = 0;
   const allRead = new Promise<void>((resolve) => ws.on("message", () => ++replies === PIPELINED_REQUESTS && resolve()));
-  for (let i = 0; i < PIPELINED_REQUESTS; i++) ws.send(JSON.stringify({ id: i, action: "jobs.output", job: job.id, from: (i % 64) * 1024 * 1024 }));
+  for (let i = 0; i < PIPELINED_REQUESTS; i++)
+    ws.send(JSON.stringify({ id: i, action: "jobs.output", job: job.id, from: (i % 64) * 1024 * 1024 }));
   let peak = 0;
   for (let t = 0; t < 60; t++) {
     peak = Math.max(peak, daemon.rssBytes());

@@ -81,7 +81,8 @@ async function extractionResponsiveness(daemon: BenchDaemon, work: string): Prom
     writeFileSync(join(dir, name), Buffer.alloc(size, 0x61));
     return dir;
   };
-  const tarOf = async (dir: string, name: string): Promise<Buffer> => (await run("tar", ["-cf", "-", "-C", dir, name], { encoding: "buffer", maxBuffer: 256 * 1024 * 1024 })).stdout;
+  const tarOf = async (dir: string, name: string): Promise<Buffer> =>
+    (await run("tar", ["-cf", "-", "-C", dir, name], { encoding: "buffer", maxBuffer: 256 * 1024 * 1024 })).stdout;
   const nasty = join(work, "nasty.tar.zst");
   writeFileSync(nasty, zstdRawBlocks(await tarOf(one("pad.bin", 18_000), "pad.bin"), 1));
   const wide = join(work, "wide.tar.zst");
@@ -95,9 +96,14 @@ async function extractionResponsiveness(daemon: BenchDaemon, work: string): Prom
       idle.push(performance.now() - t);
     }
     const busy: number[] = [];
-    for (const [archive, expected] of [[nasty, "failed"], [wide, "succeeded"]] as const) {
+    for (const [archive, expected] of [
+      [nasty, "failed"],
+      [wide, "succeeded"],
+    ] as const) {
       let done = false;
-      const extracting = daemon.client.request("files.extract", { archive, dest: join(work, `out-${busy.length}`), wait: 600_000 }).finally(() => (done = true));
+      const extracting = daemon.client
+        .request("files.extract", { archive, dest: join(work, `out-${busy.length}`), wait: 600_000 })
+        .finally(() => (done = true));
       while (!done) {
         const t = performance.now();
         await probe.request("state.info");
@@ -107,7 +113,14 @@ async function extractionResponsiveness(daemon: BenchDaemon, work: string): Prom
       if (job.state !== expected) throw new Error(`${archive}: ${job.state}, expected ${expected}`);
     }
     const p99 = busy.sort((a, b) => a - b)[Math.floor(busy.length * 0.99)]!;
-    return row(`state.info p99 while extracting hostile tar.zst (${busy.length} samples) vs idle median`, p99, median(idle), "ms", "p99 <= 100 ms", () => p99 <= 100);
+    return row(
+      `state.info p99 while extracting hostile tar.zst (${busy.length} samples) vs idle median`,
+      p99,
+      median(idle),
+      "ms",
+      "p99 <= 100 ms",
+      () => p99 <= 100,
+    );
   } finally {
     await probe.close();
   }
@@ -145,12 +158,33 @@ export async function filesBenchmarks(options: { runs?: number; downloadBytes?: 
     // The same work as ours (download, write and SHA-256), for context: curl alone does not hash.
     const curlHashed = await timeMedian(runs, 1, async () => {
       rmSync(dest, { force: true });
-      await run("bash", ["-c", `set -o pipefail; curl -sS ${JSON.stringify(`${server.url}/big`)} | tee ${JSON.stringify(dest)} | sha256sum >/dev/null`]);
+      await run("bash", [
+        "-c",
+        `set -o pipefail; curl -sS ${JSON.stringify(`${server.url}/big`)} | tee ${JSON.stringify(dest)} | sha256sum >/dev/null`,
+      ]);
     });
     rmSync(dest, { force: true });
     const mib = size / 1024 ** 2;
-    rows.push(row(`files.download ${Math.round(mib)} MiB loopback vs curl`, mib / (ours / 1000), mib / (curl / 1000), "MiB/s", "≥ 0.9× curl", (r) => r >= 0.9));
-    rows.push(row(`files.download ${Math.round(mib)} MiB vs curl piped to tee and sha256sum (the same work)`, mib / (ours / 1000), mib / (curlHashed / 1000), "MiB/s", "(informational)", () => true));
+    rows.push(
+      row(
+        `files.download ${Math.round(mib)} MiB loopback vs curl`,
+        mib / (ours / 1000),
+        mib / (curl / 1000),
+        "MiB/s",
+        "≥ 0.9× curl",
+        (r) => r >= 0.9,
+      ),
+    );
+    rows.push(
+      row(
+        `files.download ${Math.round(mib)} MiB vs curl piped to tee and sha256sum (the same work)`,
+        mib / (ours / 1000),
+        mib / (curlHashed / 1000),
+        "MiB/s",
+        "(informational)",
+        () => true,
+      ),
+    );
 
     rows.push(await extractionResponsiveness(daemon, work));
 
@@ -165,7 +199,12 @@ export async function filesBenchmarks(options: { runs?: number; downloadBytes?: 
       if (job.state !== "succeeded") throw new Error(`extract failed: ${JSON.stringify(job.error)}`);
     };
     for (const [label, archive, baselineName, baseline] of [
-      ["tar.gz", join(work, "small.tar.gz"), "GNU tar", (dest: string) => run("sh", ["-c", `mkdir "$1" && tar -xzf "$2" -C "$1"`, "sh", dest, join(work, "small.tar.gz")])],
+      [
+        "tar.gz",
+        join(work, "small.tar.gz"),
+        "GNU tar",
+        (dest: string) => run("sh", ["-c", `mkdir "$1" && tar -xzf "$2" -C "$1"`, "sh", dest, join(work, "small.tar.gz")]),
+      ],
       ["zip", join(work, "small.zip"), "unzip", (dest: string) => run("unzip", ["-q", join(work, "small.zip"), "-d", dest])],
     ] as const) {
       const [oursMs, baseMs] = await timePairs(
@@ -176,7 +215,9 @@ export async function filesBenchmarks(options: { runs?: number; downloadBytes?: 
       );
       cleanOut();
       const kib = Math.round(statSync(archive).size / 1024);
-      rows.push(row(`files.extract ${label} 20,000 files (${kib} KiB) vs ${baselineName}`, oursMs, baseMs, "ms", "≤ 1.5× time", (r) => r <= 1.5));
+      rows.push(
+        row(`files.extract ${label} 20,000 files (${kib} KiB) vs ${baselineName}`, oursMs, baseMs, "ms", "≤ 1.5× time", (r) => r <= 1.5),
+      );
     }
   } finally {
     server.close();

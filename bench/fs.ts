@@ -20,11 +20,13 @@ const READ_BYTES = 64 * 1024 * 1024;
  * 2 lines with "find me" (8,000 matches), and file 0 of each directory one "rare marker" (100).
  */
 function sourceTree(root: string): void {
-  const line = (i: number) => (i % 100 === 0 ? `  const needle_${i} = compute(${i}); // find me\n` : `  const value_${i} = compute(${i}) + other(${i * 7});\n`);
+  const line = (i: number) =>
+    i % 100 === 0 ? `  const needle_${i} = compute(${i}); // find me\n` : `  const value_${i} = compute(${i}) + other(${i * 7});\n`;
   const body = Array.from({ length: 200 }, (_, i) => line(i)).join("");
   for (let d = 0; d < 100; d++) {
     mkdirSync(join(root, `pkg${d}`), { recursive: true });
-    for (let f = 0; f < 40; f++) writeFileSync(join(root, `pkg${d}`, `mod${f}.ts`), `export function f${f}() {\n${body}${f === 0 ? "  // rare marker\n" : ""}}\n`);
+    for (let f = 0; f < 40; f++)
+      writeFileSync(join(root, `pkg${d}`, `mod${f}.ts`), `export function f${f}() {\n${body}${f === 0 ? "  // rare marker\n" : ""}}\n`);
   }
 }
 
@@ -59,7 +61,16 @@ export async function fsBenchmarks(options: { runs?: number } = {}): Promise<Ben
       const [readMs, catMs] = await timePairs(runs, 1, readOurs(binary), readShell(binary));
       const how = binary ? "binary frames" : "JSON text";
       // Binary against binary is the goal (each side's fastest way); JSON text against JSON text for context.
-      rows.push(row(`files.read 64 MiB vs cat through shell, followed (${how})`, readMs, catMs, "ms", binary ? "faster (< 1×)" : "(informational)", binary ? (r) => r < 1 : () => true));
+      rows.push(
+        row(
+          `files.read 64 MiB vs cat through shell, followed (${how})`,
+          readMs,
+          catMs,
+          "ms",
+          binary ? "faster (< 1×)" : "(informational)",
+          binary ? (r) => r < 1 : () => true,
+        ),
+      );
     }
 
     // 2. files.search vs git grep with the same flags on the same repository.
@@ -69,7 +80,8 @@ export async function fsBenchmarks(options: { runs?: number } = {}): Promise<Ben
     await run("git", ["init", "-q"], { cwd: repo });
     await run("git", ["add", "."], { cwd: repo });
     // The same flags as files.search uses in a repository; git grep alone prints, we also parse and send.
-    const gitGrep = (pattern: string) => () => run("git", ["grep", "--untracked", "-n", "--column", "-z", "-I", "-F", "-e", pattern], { cwd: repo, maxBuffer: 64 * 1024 * 1024 });
+    const gitGrep = (pattern: string) => () =>
+      run("git", ["grep", "--untracked", "-n", "--column", "-z", "-I", "-F", "-e", pattern], { cwd: repo, maxBuffer: 64 * 1024 * 1024 });
     for (const [pattern, expected, goal] of [
       ["rare marker", 100, "≤ 1.2× time"],
       ["find me", 8000, "(informational)"],
@@ -85,7 +97,16 @@ export async function fsBenchmarks(options: { runs?: number } = {}): Promise<Ben
         gitGrep(pattern),
       );
       const met = goal.startsWith("≤") ? (r: number) => r <= 1.2 : () => true;
-      rows.push(row(`files.search 4,000 files (800k lines), ${expected.toLocaleString("en")} matches vs git grep`, searchMs, grepMs, "ms", goal, met));
+      rows.push(
+        row(
+          `files.search 4,000 files (800k lines), ${expected.toLocaleString("en")} matches vs git grep`,
+          searchMs,
+          grepMs,
+          "ms",
+          goal,
+          met,
+        ),
+      );
     }
   } finally {
     await daemon.stop();

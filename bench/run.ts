@@ -28,7 +28,10 @@ async function main(): Promise<void> {
   const lines = [
     "| benchmark | value | baseline | unit | ratio | goal | met |",
     "|---|---:|---:|---|---:|---|---|",
-    ...rows.map((r) => `| ${r.name} | ${fmt(r.value)} | ${fmt(r.baseline)} | ${r.unit} | ${r.ratio.toFixed(2)}x | ${r.goal} | ${r.met ? "yes" : "NO"} |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.name} | ${fmt(r.value)} | ${fmt(r.baseline)} | ${r.unit} | ${r.ratio.toFixed(2)}x | ${r.goal} | ${r.met ? "yes" : "NO"} |`,
+    ),
   ];
   process.stdout.write(`${lines.join("\n")}\n`);
 }

@@ -77,7 +77,8 @@ export class CliClient {
     this.client ??= (async () => {
       const { stateDir, configDir, url, tokenFile } = this.where;
       if (url !== undefined) return HotlineClient.connect({ url, tokenFile: tokenFile ?? join(configDir, "token"), lazy: true });
-      if (tokenFile !== undefined) return HotlineClient.connect({ url: discoverDaemon({ stateDir, configDir }).url, tokenFile, lazy: true });
+      if (tokenFile !== undefined)
+        return HotlineClient.connect({ url: discoverDaemon({ stateDir, configDir }).url, tokenFile, lazy: true });
       return HotlineClient.connect({ stateDir, configDir, lazy: true });
     })();
     return this.client;
@@ -89,7 +90,9 @@ export class CliClient {
     if (err.code !== "unavailable") return new Error(err.message, { cause: err });
     const { pid, url } = err.details ?? {};
     if (typeof pid === "number" && typeof url === "string") {
-      return new NoDaemon(`no daemon at ${url} (daemon.json is from pid ${pid}, which is not running; start a daemon with: hotline daemon)`);
+      return new NoDaemon(
+        `no daemon at ${url} (daemon.json is from pid ${pid}, which is not running; start a daemon with: hotline daemon)`,
+      );
     }
     const hint = this.where.url === undefined ? " — or name one with --url ws://HOST:PORT --token-file FILE" : "";
     return new NoDaemon(`${err.message}${hint}`);

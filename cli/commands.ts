@@ -23,4 +23,14 @@ export interface CommandContext {
 export type Command = (ctx: CommandContext) => Promise<number>;
 
 /** Every CLI verb; feature modules add theirs as a module of cli/commands/ listed here. */
-export const COMMANDS: Record<string, Command> = { ...coreCommands, ...jobCommands, ...prepareCommands, ...fileCommands, ...workspaceCommands, ...schemaCommands, ...cacheCommands, ...fsCommands, ...browserCommands };
+export const COMMANDS: Record<string, Command> = {
+  ...coreCommands,
+  ...jobCommands,
+  ...prepareCommands,
+  ...fileCommands,
+  ...workspaceCommands,
+  ...schemaCommands,
+  ...cacheCommands,
+  ...fsCommands,
+  ...browserCommands,
+};

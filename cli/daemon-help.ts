@@ -12,7 +12,9 @@ export function daemonHelp(env: NodeJS.ProcessEnv = process.env): string {
   const rows = SETTINGS.map((s) => {
     const arg = s.kind === "number" ? "N" : s.kind === "list" ? "A,B" : "VALUE";
     // Keys of nested sections are dotted (environmentCache.push).
-    const value = current ? s.key.split(".").reduce<unknown>((v, k) => (v as Record<string, unknown> | undefined)?.[k], current) : undefined;
+    const value = current
+      ? s.key.split(".").reduce<unknown>((v, k) => (v as Record<string, unknown> | undefined)?.[k], current)
+      : undefined;
     const shown = Array.isArray(value) ? value.join(",") || "(none)" : String(value ?? "");
     return [`  --${s.flag} ${arg}`, s.env, shown];
   });

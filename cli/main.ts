@@ -126,7 +126,12 @@ async function main(argv: string[]): Promise<number> {
   const config = loadConfig(flags);
   const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
   // Nothing is opened yet: the first request connects, so verbs that need no daemon run without one.
-  const client = new CliClient({ stateDir: config.stateDir, configDir: config.configDir, url: str(values.url), tokenFile: str(values["token-file"]) });
+  const client = new CliClient({
+    stateDir: config.stateDir,
+    configDir: config.configDir,
+    url: str(values.url),
+    tokenFile: str(values["token-file"]),
+  });
   const ctx: CommandContext = { client, args: positionals, flags: values, json: values.json === true, tty: process.stdout.isTTY === true };
   try {
     return await run(ctx);
@@ -143,6 +148,11 @@ main(process.argv.slice(2)).then(
     // A HotlineError that reaches here is the daemon's reply: CliClient turns unreachable daemons into NoDaemon.
     const text = err instanceof HotlineError ? cliErrorText(err) : (err as Error).message;
     process.stderr.write(`hotline: ${text}\n`);
-    process.exitCode = err instanceof HotlineError ? EXIT.requestFailed : err instanceof DaemonGone || err instanceof NoDaemon ? EXIT.daemonUnavailable : EXIT.other;
+    process.exitCode =
+      err instanceof HotlineError
+        ? EXIT.requestFailed
+        : err instanceof DaemonGone || err instanceof NoDaemon
+          ? EXIT.daemonUnavailable
+          : EXIT.other;
   },
 );

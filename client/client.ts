@@ -39,7 +39,8 @@ export interface ShellResult {
 
 function endpointResolver(options: ConnectOptions): () => Endpoint {
   if (options.url === undefined) {
-    if (options.token !== undefined || options.tokenFile !== undefined) throw new HotlineError("invalid_request", "token and tokenFile need a url; without url the local daemon's token is used");
+    if (options.token !== undefined || options.tokenFile !== undefined)
+      throw new HotlineError("invalid_request", "token and tokenFile need a url; without url the local daemon's token is used");
     return () => discoverDaemon(options);
   }
   const url = options.url;

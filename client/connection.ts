@@ -21,9 +21,17 @@ function refusal(url: string, res: IncomingMessage): Promise<HotlineError> {
     res.on("close", () => {
       try {
         const { error } = JSON.parse(body) as { error: { code: "unauthorized" | "forbidden"; message: string } };
-        resolve(new HotlineError(error.code, `${error.message} (HTTP ${res.statusCode} from ${url})`, { details: { httpStatus: res.statusCode, body } }));
+        resolve(
+          new HotlineError(error.code, `${error.message} (HTTP ${res.statusCode} from ${url})`, {
+            details: { httpStatus: res.statusCode, body },
+          }),
+        );
       } catch {
-        resolve(new HotlineError("unavailable", `${url} refused the WebSocket upgrade: HTTP ${res.statusCode}`, { details: { httpStatus: res.statusCode, body } }));
+        resolve(
+          new HotlineError("unavailable", `${url} refused the WebSocket upgrade: HTTP ${res.statusCode}`, {
+            details: { httpStatus: res.statusCode, body },
+          }),
+        );
       }
     });
   });
@@ -58,7 +66,11 @@ export class Connection {
    * Opens and authenticates; refusals and unreachable daemons become HotlineErrors naming the URL
    * (and daemon.json). Without a token no Authorization header is sent (tests of the daemon's refusals).
    */
-  static open(endpoint: Omit<Endpoint, "token"> & { token?: string }, headers: Record<string, string> = {}, timeoutMs = DEFAULT_CONNECT_TIMEOUT_MS): Promise<Connection> {
+  static open(
+    endpoint: Omit<Endpoint, "token"> & { token?: string },
+    headers: Record<string, string> = {},
+    timeoutMs = DEFAULT_CONNECT_TIMEOUT_MS,
+  ): Promise<Connection> {
     return new Promise((resolve, reject) => {
       const ws = new WebSocket(endpoint.url, {
         headers: endpoint.token === undefined ? headers : { ...headers, authorization: `Bearer ${endpoint.token}` },
@@ -96,7 +108,8 @@ export class Connection {
    * as sent); rejects only when the connection closes first. For tools that show the wire.
    */
   exchange(action: string, params: object): Promise<Reply> {
-    if (this.closed) return Promise.reject(new HotlineError("unavailable", `the connection to ${this.url} is closed; ${action} was not sent`));
+    if (this.closed)
+      return Promise.reject(new HotlineError("unavailable", `the connection to ${this.url} is closed; ${action} was not sent`));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { action, resolve, reject });

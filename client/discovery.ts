@@ -45,19 +45,30 @@ export function discoverDaemon(options: DirectoryOptions = {}): Endpoint {
   try {
     text = readFileSync(daemonFile, "utf8");
   } catch {
-    throw new HotlineError("unavailable", `no running daemon found (${daemonFile} is missing); start one with: hotline daemon`, { details: { daemonFile } });
+    throw new HotlineError("unavailable", `no running daemon found (${daemonFile} is missing); start one with: hotline daemon`, {
+      details: { daemonFile },
+    });
   }
   let record: { url?: unknown; pid?: unknown };
   try {
     record = JSON.parse(text) as { url?: unknown; pid?: unknown };
   } catch (err) {
-    throw new HotlineError("unavailable", `${daemonFile} is not valid JSON (${(err as Error).message}); restart the daemon: hotline daemon`, { details: { daemonFile } });
+    throw new HotlineError(
+      "unavailable",
+      `${daemonFile} is not valid JSON (${(err as Error).message}); restart the daemon: hotline daemon`,
+      { details: { daemonFile } },
+    );
   }
-  if (typeof record.url !== "string") throw new HotlineError("unavailable", `${daemonFile} has no url; restart the daemon: hotline daemon`, { details: { daemonFile } });
+  if (typeof record.url !== "string")
+    throw new HotlineError("unavailable", `${daemonFile} has no url; restart the daemon: hotline daemon`, { details: { daemonFile } });
   if (typeof record.pid === "number" && !processExists(record.pid)) {
-    throw new HotlineError("unavailable", `stale ${daemonFile}: the daemon that wrote it (pid ${record.pid}) is gone; start one with: hotline daemon`, {
-      details: { daemonFile, pid: record.pid, url: record.url },
-    });
+    throw new HotlineError(
+      "unavailable",
+      `stale ${daemonFile}: the daemon that wrote it (pid ${record.pid}) is gone; start one with: hotline daemon`,
+      {
+        details: { daemonFile, pid: record.pid, url: record.url },
+      },
+    );
   }
   return { url: record.url, token: readTokenFile(join(configDir, "token")), daemonFile };
 }

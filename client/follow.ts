@@ -107,9 +107,15 @@ export class FollowStream implements AsyncIterableIterator<FollowEvent> {
     this.connection = connection;
     connection.onEvent((event) => this.onEvent(event));
     connection.onClose((reason) => {
-      if (!this.exited && !this.stopped) this.dropped(new HotlineError("unavailable", `the connection closed while following ${this.job} (${reason})`));
+      if (!this.exited && !this.stopped)
+        this.dropped(new HotlineError("unavailable", `the connection closed while following ${this.job} (${reason})`));
     });
-    const params = { job: this.job, from: this.cursor, binary: this.options.binary ?? true, ...(this.options.stream ? { stream: this.options.stream } : {}) };
+    const params = {
+      job: this.job,
+      from: this.cursor,
+      binary: this.options.binary ?? true,
+      ...(this.options.stream ? { stream: this.options.stream } : {}),
+    };
     connection.request("jobs.follow", params).catch((err: unknown) => {
       if (!connection.closed) this.fail(err); // a refusal (not_found …); a dropped socket is handled by onClose
     });

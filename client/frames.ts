@@ -9,7 +9,10 @@ export type FollowEvent = OutputChunk | Exclude<ServerEvent, JobOutputEvent | Fs
 
 /** A message as it came over the wire: a text frame's JSON object; a binary frame's header with its bytes as `bytes`. */
 export type WireFrame = Record<string, unknown>;
-export type Reply = ({ kind: "reply"; id: unknown; ok: true; result: unknown } | { kind: "reply"; id: unknown; ok: false; error: WireError }) & { frame: WireFrame };
+export type Reply = (
+  | { kind: "reply"; id: unknown; ok: true; result: unknown }
+  | { kind: "reply"; id: unknown; ok: false; error: WireError }
+) & { frame: WireFrame };
 export type Incoming = Reply | { kind: "event"; event: FollowEvent; frame: WireFrame };
 
 function malformed(what: string): HotlineError {

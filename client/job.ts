@@ -49,7 +49,12 @@ export class Job {
     const pages: Buffer[] = [];
     let from = options.from ?? 0;
     for (;;) {
-      const page = await this.host.request("jobs.output", { job: this.id, from, limit: PAGE_BYTES, ...(options.stream ? { stream: options.stream } : {}) });
+      const page = await this.host.request("jobs.output", {
+        job: this.id,
+        from,
+        limit: PAGE_BYTES,
+        ...(options.stream ? { stream: options.stream } : {}),
+      });
       pages.push(Buffer.from(page.data, page.encoding === "base64" ? "base64" : "utf8"));
       if (page.eof || page.next === from) return Buffer.concat(pages);
       from = page.next;

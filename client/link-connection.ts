@@ -44,7 +44,8 @@ export class LinkConnection {
       const socket = new Socket(url, linkProtocols(token));
       socket.onerror = () => {};
       socket.onopen = () => resolve(new LinkConnection(socket));
-      socket.onclose = (event) => reject(new HotlineError("unavailable", `the socket to ${url} closed before it opened (code ${event.code})`));
+      socket.onclose = (event) =>
+        reject(new HotlineError("unavailable", `the socket to ${url} closed before it opened (code ${event.code})`));
     });
   }
 
@@ -92,7 +93,8 @@ export class LinkConnection {
 
   private handleClose(code: number, reason: string): void {
     this.closed = true;
-    for (const p of this.pending.values()) p.reject(new HotlineError("unavailable", `the connection closed (code ${code}) before the reply to ${p.action}`));
+    for (const p of this.pending.values())
+      p.reject(new HotlineError("unavailable", `the connection closed (code ${code}) before the reply to ${p.action}`));
     this.pending.clear();
     for (const listener of this.closeListeners) listener(code, reason);
     this.closeListeners.clear();

@@ -9,7 +9,12 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-const PUSH = { system: "file:///srv/system-cache", user: "file:///srv/user-cache", env: "file:///srv/env-cache", flag: "file:///srv/flag-cache" };
+const PUSH = {
+  system: "file:///srv/system-cache",
+  user: "file:///srv/user-cache",
+  env: "file:///srv/env-cache",
+  flag: "file:///srv/flag-cache",
+};
 
 /** A config dir and a system config dir (with config.json written when given), and the env that points at them. */
 function setup(files: { system?: object; user?: object }) {
@@ -59,7 +64,9 @@ describe("config precedence: flag > env > user file > system file > default", ()
     const c = loadConfig(flags, { ...setup({ system, user }), ...env, HOTLINE_CACHE_SUBSTITUTERS: "file:///srv/e1,file:///srv/e2" });
     expect([c.retainJobs, c.nixpkgs, c.environmentCache.push]).toEqual([44, "github:a/flag", PUSH.flag]);
     expect(c.environmentCache.substituters).toEqual(["file:///srv/e1", "file:///srv/e2"]);
-    expect(loadConfig({ ...flags, "cache-substituter": ["file:///srv/f1"] }, { ...setup({}), ...env }).environmentCache.substituters).toEqual(["file:///srv/f1"]);
+    expect(
+      loadConfig({ ...flags, "cache-substituter": ["file:///srv/f1"] }, { ...setup({}), ...env }).environmentCache.substituters,
+    ).toEqual(["file:///srv/f1"]);
   });
 
   it("an empty environment variable counts as unset", () => {
@@ -75,6 +82,8 @@ describe("config precedence: flag > env > user file > system file > default", ()
   });
 
   it("an unknown key in the nested cache section is refused, naming it and the known keys", () => {
-    expect(() => loadConfig({}, setup({ system: { environmentCache: { pushTo: PUSH.system } } }))).toThrow(/environmentCache: unknown key "pushTo"; known keys: push, secretKeyFile/);
+    expect(() => loadConfig({}, setup({ system: { environmentCache: { pushTo: PUSH.system } } }))).toThrow(
+      /environmentCache: unknown key "pushTo"; known keys: push, secretKeyFile/,
+    );
   });
 });

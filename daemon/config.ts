@@ -131,10 +131,15 @@ function defaults(env: NodeJS.ProcessEnv): Config {
 function coerce(kind: "string" | "number" | "list", raw: string, source: string): string | number | string[] {
   if (kind === "number") {
     const n = Number(raw);
-    if (!Number.isFinite(n) || n < 0) throw new ActionError("invalid_request", `${source}: expected a non-negative number, got ${JSON.stringify(raw)}`);
+    if (!Number.isFinite(n) || n < 0)
+      throw new ActionError("invalid_request", `${source}: expected a non-negative number, got ${JSON.stringify(raw)}`);
     return n;
   }
-  if (kind === "list") return raw.split(",").map((s) => s.trim()).filter(Boolean);
+  if (kind === "list")
+    return raw
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean);
   return raw;
 }
 
@@ -151,10 +156,12 @@ function readConfigFile(path: string): Partial<Config> {
   } catch (err) {
     throw new ActionError("invalid_request", `${path} is not valid JSON: ${(err as Error).message}`);
   }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new ActionError("invalid_request", `${path} must hold a JSON object`);
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+    throw new ActionError("invalid_request", `${path} must hold a JSON object`);
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(parsed)) {
-    if (!(FILE_KEYS as readonly string[]).includes(k)) throw new ActionError("invalid_request", `${path}: unknown key ${JSON.stringify(k)}; known keys: ${FILE_KEYS.join(", ")}`);
+    if (!(FILE_KEYS as readonly string[]).includes(k))
+      throw new ActionError("invalid_request", `${path}: unknown key ${JSON.stringify(k)}; known keys: ${FILE_KEYS.join(", ")}`);
     out[k] = k === "environmentCache" ? cacheSection(v, path) : v;
   }
   return out as Partial<Config>;
@@ -163,9 +170,11 @@ function readConfigFile(path: string): Partial<Config> {
 /** The `environmentCache` object of a config file: known keys only, strings and string lists. */
 function cacheSection(v: unknown, path: string): Partial<EnvironmentCacheConfig> {
   const where = `${path}: environmentCache`;
-  if (typeof v !== "object" || v === null || Array.isArray(v)) throw new ActionError("invalid_request", `${where} must be an object {push, secretKeyFile?, substituters?, trustedPublicKeys?}`);
+  if (typeof v !== "object" || v === null || Array.isArray(v))
+    throw new ActionError("invalid_request", `${where} must be an object {push, secretKeyFile?, substituters?, trustedPublicKeys?}`);
   for (const [k, value] of Object.entries(v)) {
-    if (!(CACHE_FILE_KEYS as readonly string[]).includes(k)) throw new ActionError("invalid_request", `${where}: unknown key ${JSON.stringify(k)}; known keys: ${CACHE_FILE_KEYS.join(", ")}`);
+    if (!(CACHE_FILE_KEYS as readonly string[]).includes(k))
+      throw new ActionError("invalid_request", `${where}: unknown key ${JSON.stringify(k)}; known keys: ${CACHE_FILE_KEYS.join(", ")}`);
     const list = k === "substituters" || k === "trustedPublicKeys";
     const ok = list ? Array.isArray(value) && value.every((s) => typeof s === "string") : typeof value === "string";
     if (!ok) throw new ActionError("invalid_request", `${where}.${k} must be ${list ? "a list of strings" : "a string"}`);
@@ -178,17 +187,36 @@ const STORE_URL = /^(file|https?|s3|ssh|ssh-ng|gs|local|daemon|unix):\/\/?[^\s]*
 /** Refuses a cache setting Nix would misread; the secret key must be a file path (never a key itself). */
 function checkEnvironmentCache(c: EnvironmentCacheConfig): EnvironmentCacheConfig {
   for (const url of [...(c.push ? [c.push] : []), ...c.substituters]) {
-    if (!STORE_URL.test(url)) throw new ActionError("invalid_request", `environmentCache: ${JSON.stringify(url)} is not a Nix store URL (e.g. file:///var/cache/nix, https://cache.example.org, s3://bucket)`);
+    if (!STORE_URL.test(url))
+      throw new ActionError(
+        "invalid_request",
+        `environmentCache: ${JSON.stringify(url)} is not a Nix store URL (e.g. file:///var/cache/nix, https://cache.example.org, s3://bucket)`,
+      );
   }
   for (const key of c.trustedPublicKeys) {
-    if (!/^[^\s:]+:[A-Za-z0-9+/]{43}=$/.test(key)) throw new ActionError("invalid_request", `environmentCache: trusted public key ${JSON.stringify(key)} is not "name:base64" as nix-store --generate-binary-cache-key writes it`);
+    if (!/^[^\s:]+:[A-Za-z0-9+/]{43}=$/.test(key))
+      throw new ActionError(
+        "invalid_request",
+        `environmentCache: trusted public key ${JSON.stringify(key)} is not "name:base64" as nix-store --generate-binary-cache-key writes it`,
+      );
   }
   // The path travels as a store URL parameter (?secret-key=…), so it must not carry URL syntax.
   if (c.secretKeyFile !== undefined && !/^\/[^\s?&#%]*$/.test(c.secretKeyFile)) {
-    throw new ActionError("invalid_request", `environmentCache.secretKeyFile must be an absolute path to the key file without spaces, ?, &, # or %, got ${JSON.stringify(c.secretKeyFile)}`);
+    throw new ActionError(
+      "invalid_request",
+      `environmentCache.secretKeyFile must be an absolute path to the key file without spaces, ?, &, # or %, got ${JSON.stringify(c.secretKeyFile)}`,
+    );
   }
-  if (c.secretKeyFile !== undefined && c.push === undefined) throw new ActionError("invalid_request", "environmentCache.secretKeyFile is set but push is not; set push to the store URL to sign for");
-  return Object.freeze({ ...c, substituters: Object.freeze([...c.substituters]), trustedPublicKeys: Object.freeze([...c.trustedPublicKeys]) });
+  if (c.secretKeyFile !== undefined && c.push === undefined)
+    throw new ActionError(
+      "invalid_request",
+      "environmentCache.secretKeyFile is set but push is not; set push to the store URL to sign for",
+    );
+  return Object.freeze({
+    ...c,
+    substituters: Object.freeze([...c.substituters]),
+    trustedPublicKeys: Object.freeze([...c.trustedPublicKeys]),
+  });
 }
 
 /** publicUrl must be an http(s) origin with at most a path (links append /web/…); kept without a trailing slash. */
@@ -200,7 +228,10 @@ function checkPublicUrl(raw: string): string {
     url = undefined;
   }
   if (!url || (url.protocol !== "http:" && url.protocol !== "https:") || url.search || url.hash || url.username || url.password) {
-    throw new ActionError("invalid_request", `publicUrl must be an http:// or https:// address without query, fragment or credentials (e.g. https://7070-sandbox.example), got ${JSON.stringify(raw)}`);
+    throw new ActionError(
+      "invalid_request",
+      `publicUrl must be an http:// or https:// address without query, fragment or credentials (e.g. https://7070-sandbox.example), got ${JSON.stringify(raw)}`,
+    );
   }
   return url.href.replace(/\/+$/, "");
 }
@@ -230,12 +261,23 @@ export function loadConfig(flags: Record<string, string | string[] | undefined>,
   const userFile = readConfigFile(join(configDir, "config.json"));
   const merged = { ...base, ...systemFile, ...userFile, ...fromEnvAndFlags } as Config;
   // The cache section merges field by field, with the same precedence as top-level settings.
-  merged.environmentCache = checkEnvironmentCache({ ...base.environmentCache, ...systemFile.environmentCache, ...userFile.environmentCache, ...cacheFromEnvAndFlags } as EnvironmentCacheConfig);
+  merged.environmentCache = checkEnvironmentCache({
+    ...base.environmentCache,
+    ...systemFile.environmentCache,
+    ...userFile.environmentCache,
+    ...cacheFromEnvAndFlags,
+  } as EnvironmentCacheConfig);
   for (const key of ["stateDir", "configDir", "cacheDir", "systemConfigDir", "workspaceRoot"] as const) merged[key] = resolve(merged[key]);
-  if (!Number.isInteger(merged.port) || merged.port > 65535) throw new ActionError("invalid_request", `port must be 0..65535, got ${merged.port}`);
-  if (!Number.isInteger(merged.maxConnections) || merged.maxConnections < 1) throw new ActionError("invalid_request", `maxConnections must be a whole number of at least 1, got ${merged.maxConnections}`);
+  if (!Number.isInteger(merged.port) || merged.port > 65535)
+    throw new ActionError("invalid_request", `port must be 0..65535, got ${merged.port}`);
+  if (!Number.isInteger(merged.maxConnections) || merged.maxConnections < 1)
+    throw new ActionError("invalid_request", `maxConnections must be a whole number of at least 1, got ${merged.maxConnections}`);
   if (merged.publicUrl !== undefined) merged.publicUrl = checkPublicUrl(merged.publicUrl);
-  return Object.freeze({ ...merged, allowedOrigins: Object.freeze([...merged.allowedOrigins]), allowedHosts: Object.freeze([...merged.allowedHosts]) });
+  return Object.freeze({
+    ...merged,
+    allowedOrigins: Object.freeze([...merged.allowedOrigins]),
+    allowedHosts: Object.freeze([...merged.allowedHosts]),
+  });
 }
 
 /** Environment variable names that belong to the daemon and never reach a job. */

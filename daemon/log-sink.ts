@@ -49,7 +49,8 @@ export class LogSink {
   /** pino's `logger.flush(cb)`: calls back once the queue is written, or at once when it cannot be. */
   flush(callback: (err?: Error) => void = () => {}): void {
     if (this.broken || (!this.writing && this.queue.length === 0)) return callback();
-    const check = (): void => (this.broken || (!this.writing && this.queue.length === 0) ? callback() : void setTimeout(check, RETRY_MS).unref());
+    const check = (): void =>
+      this.broken || (!this.writing && this.queue.length === 0) ? callback() : void setTimeout(check, RETRY_MS).unref();
     check();
   }
 

@@ -63,7 +63,13 @@ export async function runDaemon(argv: string[]): Promise<void> {
   keepServingOnUncaughtErrors(log);
   const tokens = new TokenStore(config.configDir);
   const activity = new Activity();
-  const jobs = new JobManager({ dir: join(config.stateDir, "jobs"), outputCapBytes: config.outputCapBytes, outputBudgetBytes: config.outputBudgetBytes, retainJobs: config.retainJobs, log });
+  const jobs = new JobManager({
+    dir: join(config.stateDir, "jobs"),
+    outputCapBytes: config.outputCapBytes,
+    outputBudgetBytes: config.outputBudgetBytes,
+    retainJobs: config.retainJobs,
+    log,
+  });
   jobs.restore();
   jobs.on("activity", () => activity.touch());
   const build = loadBuildInfo();
@@ -107,7 +113,10 @@ export async function runDaemon(argv: string[]): Promise<void> {
   services.links.listening(url);
   lock.setUrl(url);
   const daemonFile = join(config.stateDir, "daemon.json");
-  writeFileAtomicSync(daemonFile, `${JSON.stringify({ pid: process.pid, url, version: build.version, startedAt: services.startedAt.toISOString() })}\n`);
+  writeFileAtomicSync(
+    daemonFile,
+    `${JSON.stringify({ pid: process.pid, url, version: build.version, startedAt: services.startedAt.toISOString() })}\n`,
+  );
   log.info({ url, version: build.version, commit: build.commit, stateDir: config.stateDir, nix }, "listening");
 
   let stopping = false;
@@ -134,9 +143,12 @@ export async function runDaemon(argv: string[]): Promise<void> {
 
   if (config.idleExitMinutes > 0) {
     const idleMs = config.idleExitMinutes * 60_000;
-    const timer = setInterval(() => {
-      if (jobs.active === 0 && activity.idleMs >= idleMs) void stop(`idle for ${config.idleExitMinutes} minutes`);
-    }, Math.min(10_000, idleMs / 4));
+    const timer = setInterval(
+      () => {
+        if (jobs.active === 0 && activity.idleMs >= idleMs) void stop(`idle for ${config.idleExitMinutes} minutes`);
+      },
+      Math.min(10_000, idleMs / 4),
+    );
     timer.unref();
   }
 }

@@ -41,7 +41,15 @@ export function mcpRoute(options: McpRouteOptions): McpRoute {
       const verdict = checkUpgrade(req, options.tokens, options.allowedOrigins);
       if (!verdict.ok) return refuse(res, verdict.status, verdict.code, verdict.message);
       const token = req.headers.authorization!.slice("Bearer ".length).trim();
-      endpoint ??= import("../mcp/http.js").then((m) => new m.McpHttpEndpoint({ url: options.url(), maxSessions: MAX_SESSIONS, idleMs: SESSION_IDLE_MS, maxBodyBytes: options.maxBodyBytes }));
+      endpoint ??= import("../mcp/http.js").then(
+        (m) =>
+          new m.McpHttpEndpoint({
+            url: options.url(),
+            maxSessions: MAX_SESSIONS,
+            idleMs: SESSION_IDLE_MS,
+            maxBodyBytes: options.maxBodyBytes,
+          }),
+      );
       await (await endpoint).handle(req, res, { token, tokenId: verdict.tokenId });
     },
     async close() {

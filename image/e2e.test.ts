@@ -6,7 +6,18 @@
 // Prepare is not run here: it is covered through the daemon by test/prepare.test.ts, and where the
 // Nix store belongs to root (as on CI) an unprivileged throwaway user could not build into it.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -33,7 +44,9 @@ function unprivilegedAccount(home: string): Account {
     return { name: me.username, uid: me.uid, gid: me.gid, wrap: (cmd, args) => [cmd, args], remove: async () => {} };
   }
   const name = `hlimg${process.pid}`.slice(0, 31);
-  const add = spawnSync("useradd", ["--system", "--user-group", "--no-create-home", "--home-dir", home, "--shell", "/bin/sh", name], { encoding: "utf8" });
+  const add = spawnSync("useradd", ["--system", "--user-group", "--no-create-home", "--home-dir", home, "--shell", "/bin/sh", name], {
+    encoding: "utf8",
+  });
   if (add.status !== 0) throw new Error(`useradd ${name} failed: ${add.stderr}`);
   const id = (flag: string): number => Number(spawnSync("id", [flag, name], { encoding: "utf8" }).stdout.trim());
   const uid = id("-u");
@@ -202,14 +215,20 @@ describe.skipIf(!canSwitchUser)("the daemon installed as the image installs it, 
 
   it("installs a launcher, the build and only the production dependencies", async () => {
     expect(statSync(hotline).mode & 0o111).not.toBe(0);
-    expect(readFileSync(hotline, "utf8")).toContain(`exec "${process.execPath}" --max-semi-space-size=1 "${prefix}/lib/hotline/dist/cli/main.js" "$@"`);
+    expect(readFileSync(hotline, "utf8")).toContain(
+      `exec "${process.execPath}" --max-semi-space-size=1 "${prefix}/lib/hotline/dist/cli/main.js" "$@"`,
+    );
     const lib = join(prefix, "lib/hotline");
     for (const file of ["dist/cli/main.js", "dist/daemon/main.js", "dist/guide/guide.md", "dist/build-info.json", "package.json"]) {
       expect(existsSync(join(lib, file)), file).toBe(true);
     }
-    const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
+    const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+      dependencies: Record<string, string>;
+      devDependencies: Record<string, string>;
+    };
     for (const dep of Object.keys(pkg.dependencies)) expect(existsSync(join(lib, "node_modules", dep)), dep).toBe(true);
-    for (const dep of Object.keys(pkg.devDependencies)) expect(existsSync(join(lib, "node_modules", dep)), `dev dependency ${dep}`).toBe(false);
+    for (const dep of Object.keys(pkg.devDependencies))
+      expect(existsSync(join(lib, "node_modules", dep)), `dev dependency ${dep}`).toBe(false);
     const help = await runAs(hotline, ["--help"]);
     expect(help.status).toBe(0);
     expect(help.stdout).toMatch(/hotline daemon/);
@@ -254,7 +273,11 @@ describe.skipIf(!canSwitchUser)("the daemon installed as the image installs it, 
       const info = JSON.parse(res.stdout) as { user: string; pid: number; directories: Record<string, string> };
       expect(info.user).toBe(account.name);
       expect(info.pid).toBe(pid);
-      expect(info.directories).toMatchObject({ state: join(home, ".local/state/hotline"), config: join(home, ".config/hotline"), cache: join(home, ".cache/hotline") });
+      expect(info.directories).toMatchObject({
+        state: join(home, ".local/state/hotline"),
+        config: join(home, ".config/hotline"),
+        cache: join(home, ".cache/hotline"),
+      });
     });
 
     it("runs a shell job as that user and passes its exit status through", async () => {
@@ -286,7 +309,10 @@ describe.skipIf(!canSwitchUser)("the daemon installed as the image installs it, 
       expect(program).toContain("/opt/hotline/");
       expect(program).toContain("/home/agent");
       writeFileSync(join(confDir, "supervisord.conf"), main.replaceAll("/tmp/", `${runDir}/`));
-      writeFileSync(join(confDir, "conf.d/hotline.conf"), program.replaceAll("/opt/hotline/", `${prefix}/`).replaceAll("/home/agent", home));
+      writeFileSync(
+        join(confDir, "conf.d/hotline.conf"),
+        program.replaceAll("/opt/hotline/", `${prefix}/`).replaceAll("/home/agent", home),
+      );
 
       const service = startAs(join(IMAGE, "libexec/start-supervisord"), [join(confDir, "supervisord.conf")], daemonEnv());
       const first = listening(await service.waitFor((l) => listening(l) !== undefined, "the first daemon"))!;

@@ -62,7 +62,10 @@ describe("shell files", () => {
 
   describe.skipIf(!toolAvailable("shellcheck"))("shellcheck", () => {
     it.each(SHELL_FILES.map(rel))("%s passes", (file) => {
-      const res = spawnSync("shellcheck", ["--external-sources", "--format=gcc", join(ROOT, file)], { cwd: dirname(join(ROOT, file)), encoding: "utf8" });
+      const res = spawnSync("shellcheck", ["--external-sources", "--format=gcc", join(ROOT, file)], {
+        cwd: dirname(join(ROOT, file)),
+        encoding: "utf8",
+      });
       expect(res.stdout + res.stderr).toBe("");
       expect(res.status).toBe(0);
     });
@@ -99,7 +102,10 @@ describe("system bash rc and profile", () => {
   const home = join(scratch, "home");
 
   it("sets up an interactive shell: AppImage, Nix profiles first, history written per command", () => {
-    const { stdout, stderr } = interactiveBash('echo "A=$APPIMAGE_EXTRACT_AND_RUN"; echo "P=$PATH"; echo "C=$PROMPT_COMMAND"; echo "H=$HISTFILE"', home);
+    const { stdout, stderr } = interactiveBash(
+      'echo "A=$APPIMAGE_EXTRACT_AND_RUN"; echo "P=$PATH"; echo "C=$PROMPT_COMMAND"; echo "H=$HISTFILE"',
+      home,
+    );
     expect(stderr).not.toMatch(/command not found|syntax error|No such file/);
     expect(stdout).toContain("A=1\n");
     const path = /P=(.*)/.exec(stdout)![1].split(":");
@@ -110,16 +116,23 @@ describe("system bash rc and profile", () => {
 
   it("does nothing in a non-interactive shell", () => {
     const rc = join(ETC, "bash.bashrc");
-    const res = spawnSync("bash", ["-c", `source ${rc}; echo "\${APPIMAGE_EXTRACT_AND_RUN-unset} \${PROMPT_COMMAND-unset}"`], { env: { PATH: "/usr/bin:/bin", HOME: home }, encoding: "utf8" });
+    const res = spawnSync("bash", ["-c", `source ${rc}; echo "\${APPIMAGE_EXTRACT_AND_RUN-unset} \${PROMPT_COMMAND-unset}"`], {
+      env: { PATH: "/usr/bin:/bin", HOME: home },
+      encoding: "utf8",
+    });
     expect(res.stdout.trim()).toBe("unset unset");
   });
 
   it("profile fragment is POSIX sh, and sourcing it twice adds nothing twice", () => {
     const profile = join(ETC, "profile.d/hotline.sh");
-    const res = spawnSync("sh", ["-c", `. ${profile}; . ${profile}; echo "$PATH"; echo "$APPIMAGE_EXTRACT_AND_RUN"; command -v hotline_path_prepend || echo clean`], {
-      env: { PATH: "/usr/bin:/bin", HOME: home },
-      encoding: "utf8",
-    });
+    const res = spawnSync(
+      "sh",
+      ["-c", `. ${profile}; . ${profile}; echo "$PATH"; echo "$APPIMAGE_EXTRACT_AND_RUN"; command -v hotline_path_prepend || echo clean`],
+      {
+        env: { PATH: "/usr/bin:/bin", HOME: home },
+        encoding: "utf8",
+      },
+    );
     expect(res.stderr).toBe("");
     const [path, appimage, fn] = res.stdout.trim().split("\n");
     expect(path).toBe(`${home}/.nix-profile/bin:/nix/var/nix/profiles/default/bin:/opt/hotline/bin:/usr/bin:/bin`);
@@ -130,7 +143,10 @@ describe("system bash rc and profile", () => {
   it("APPIMAGE_EXTRACT_AND_RUN=1 is in /etc/environment, the profile and the image ENV alike", () => {
     expect(read(join(ETC, "environment")).split("\n")).toContain("APPIMAGE_EXTRACT_AND_RUN=1");
     expect(read(join(ETC, "profile.d/hotline.sh"))).toMatch(/^export APPIMAGE_EXTRACT_AND_RUN=1$/m);
-    const env = parseDockerfile(read(join(IMAGE, "Dockerfile"))).filter((i) => i.keyword === "ENV").map((i) => i.args).join(" ");
+    const env = parseDockerfile(read(join(IMAGE, "Dockerfile")))
+      .filter((i) => i.keyword === "ENV")
+      .map((i) => i.args)
+      .join(" ");
     expect(env).toMatch(/\bAPPIMAGE_EXTRACT_AND_RUN=1\b/);
   });
 });
@@ -153,7 +169,12 @@ describe("Chromium", () => {
   });
 
   it("turns off sign-in, sync, the default-browser prompt and reporting", () => {
-    expect(policy).toMatchObject({ BrowserSignin: 0, SyncDisabled: true, DefaultBrowserSettingEnabled: false, MetricsReportingEnabled: false });
+    expect(policy).toMatchObject({
+      BrowserSignin: 0,
+      SyncDisabled: true,
+      DefaultBrowserSettingEnabled: false,
+      MetricsReportingEnabled: false,
+    });
   });
 
   it("sets PrivacySandboxPromptEnabled to false whenever it sets a Privacy Sandbox API (Chromium rejects the set otherwise)", () => {
@@ -163,7 +184,14 @@ describe("Chromium", () => {
 
   it("flags file keeps secrets in the profile, and adds --no-sandbox only where user namespaces are missing", () => {
     const flags = join(ETC, "chromium.d/hotline");
-    const res = spawnSync("sh", ["-c", `CHROMIUM_FLAGS=--keep; . ${flags}; echo "$CHROMIUM_FLAGS"; unshare --user --map-root-user true 2>/dev/null && echo userns || echo no-userns`], { encoding: "utf8" });
+    const res = spawnSync(
+      "sh",
+      [
+        "-c",
+        `CHROMIUM_FLAGS=--keep; . ${flags}; echo "$CHROMIUM_FLAGS"; unshare --user --map-root-user true 2>/dev/null && echo userns || echo no-userns`,
+      ],
+      { encoding: "utf8" },
+    );
     const [value, userns] = res.stdout.trim().split("\n");
     expect(value).toMatch(/^--keep --password-store=basic/);
     expect(value.includes("--no-sandbox")).toBe(userns === "no-userns");
@@ -175,7 +203,10 @@ describe("xfce4-terminal defaults", () => {
 
   it("is one well-formed xfconf channel of known properties with their types", () => {
     expect(xml).toMatch(/^<\?xml version="1.0" encoding="UTF-8"\?>\n/);
-    const body = xml.replace(/^<\?xml[^>]*\?>/, "").replace(/<!--[\s\S]*?-->/g, "").trim();
+    const body = xml
+      .replace(/^<\?xml[^>]*\?>/, "")
+      .replace(/<!--[\s\S]*?-->/g, "")
+      .trim();
     expect(body).toMatch(/^<channel name="xfce4-terminal" version="1.0">[\s\S]*<\/channel>$/);
     const inner = body.replace(/^<channel[^>]*>/, "").replace(/<\/channel>$/, "");
     const props = [...inner.matchAll(/<property name="([^"]+)" type="([^"]+)" value="([^"]*)"\/>/g)];
@@ -228,7 +259,8 @@ describe("supervisord service", () => {
     const packages = readListFile(read(join(IMAGE, "debian-packages.txt")));
     for (const [name, keys] of programs) {
       const exe = keys.command.split(/\s+/)[0];
-      if (exe.startsWith("/usr/local/libexec/hotline-image/")) expect(existsSync(join(IMAGE, "libexec", exe.split("/").pop()!)), name).toBe(true);
+      if (exe.startsWith("/usr/local/libexec/hotline-image/"))
+        expect(existsSync(join(IMAGE, "libexec", exe.split("/").pop()!)), name).toBe(true);
       else if (exe === "/opt/hotline/bin/hotline") expect(read(join(IMAGE, "Dockerfile"))).toContain("install.sh --prefix /opt/hotline");
       else if (exe === "/usr/bin/websockify") expect(packages).toContain("websockify");
       else throw new Error(`[program:${name}] runs ${exe}, which nothing in the image provides`);
@@ -258,9 +290,17 @@ describe("supervisord service", () => {
       ].join("\n");
       const res = spawnSync(python, ["-c", script, mainConf], { encoding: "utf8" });
       expect(res.stderr).toBe("");
-      const parsed = JSON.parse(res.stdout) as Record<string, { command: string; autorestart: string; exitcodes: number[]; stopsignal: number }>;
+      const parsed = JSON.parse(res.stdout) as Record<
+        string,
+        { command: string; autorestart: string; exitcodes: number[]; stopsignal: number }
+      >;
       expect(Object.keys(parsed).sort()).toEqual(["desktop", "hotline", "novnc", "xvnc"]);
-      expect(parsed.hotline).toMatchObject({ command: "/opt/hotline/bin/hotline daemon", autorestart: "RestartWhenExitUnexpected", exitcodes: [0], stopsignal: 15 });
+      expect(parsed.hotline).toMatchObject({
+        command: "/opt/hotline/bin/hotline daemon",
+        autorestart: "RestartWhenExitUnexpected",
+        exitcodes: [0],
+        stopsignal: 15,
+      });
       expect(parsed.xvnc.autorestart).toBe("RestartUnconditionally");
     });
   });
@@ -269,11 +309,19 @@ describe("supervisord service", () => {
 describe("daemon system config", () => {
   it("is accepted by the daemon's own loader and sets the image's port, host and workspace", () => {
     const config = loadConfig({}, { HOTLINE_SYSTEM_CONFIG_DIR: join(ETC, "hotline"), HOME: join(scratch, "cfg-home") });
-    expect(config).toMatchObject({ port: 7070, host: "0.0.0.0", workspaceRoot: "/home/agent/workspace", idleExitMinutes: 0, allowedOrigins: [] });
+    expect(config).toMatchObject({
+      port: 7070,
+      host: "0.0.0.0",
+      workspaceRoot: "/home/agent/workspace",
+      idleExitMinutes: 0,
+      allowedOrigins: [],
+    });
   });
 
   it("the port it names is the one the Dockerfile exposes", () => {
-    const expose = parseDockerfile(read(join(IMAGE, "Dockerfile"))).filter((i) => i.keyword === "EXPOSE").flatMap((i) => i.args.split(/\s+/));
+    const expose = parseDockerfile(read(join(IMAGE, "Dockerfile")))
+      .filter((i) => i.keyword === "EXPOSE")
+      .flatMap((i) => i.args.split(/\s+/));
     expect(expose).toContain(String(JSON.parse(read(join(ETC, "hotline/config.json"))).port));
   });
 });
@@ -328,11 +376,16 @@ describe("Dockerfile", () => {
     const users = instructions.filter((i) => i.keyword === "USER");
     expect(users[users.length - 1].args).toBe("agent");
     const lastUser = instructions.lastIndexOf(users[users.length - 1]);
-    expect(instructions.slice(lastUser + 1).every((i) => i.keyword !== "RUN"), "no RUN after the last USER").toBe(true);
+    expect(
+      instructions.slice(lastUser + 1).every((i) => i.keyword !== "RUN"),
+      "no RUN after the last USER",
+    ).toBe(true);
     expect(finalStage.some((i) => i.keyword === "USER" && i.args === "agent")).toBe(true);
     expect(finalStage.find((i) => i.keyword === "VOLUME")?.args).toBe("/home/agent");
     expect(finalStage.find((i) => i.keyword === "HEALTHCHECK")?.args).toMatch(/"\/opt\/hotline\/bin\/hotline", "state", "info"/);
-    expect(JSON.parse(finalStage.find((i) => i.keyword === "ENTRYPOINT")!.args)).toEqual(["/usr/local/libexec/hotline-image/start-supervisord"]);
+    expect(JSON.parse(finalStage.find((i) => i.keyword === "ENTRYPOINT")!.args)).toEqual([
+      "/usr/local/libexec/hotline-image/start-supervisord",
+    ]);
   });
 
   it("installs the daemon with image/install.sh into the prefix the service starts", () => {
@@ -360,7 +413,19 @@ describe("Debian packages", () => {
   });
 
   it("cover the desktop, the browser, the service and the VNC bridge", () => {
-    expect(packages).toEqual(expect.arrayContaining(["xfce4", "xfce4-terminal", "chromium", "supervisor", "tigervnc-standalone-server", "novnc", "websockify", "git", "python3"]));
+    expect(packages).toEqual(
+      expect.arrayContaining([
+        "xfce4",
+        "xfce4-terminal",
+        "chromium",
+        "supervisor",
+        "tigervnc-standalone-server",
+        "novnc",
+        "websockify",
+        "git",
+        "python3",
+      ]),
+    );
   });
 
   it("cover every library on the AppImage exclude list, or say why none applies", () => {
@@ -381,7 +446,10 @@ describe("Debian packages", () => {
         if (pkg === "-") continue;
         const files = spawnSync("dpkg-query", ["-L", pkg], { encoding: "utf8" });
         if (files.status !== 0) continue; // not installed on this machine
-        expect(files.stdout.split("\n").some((f) => f.endsWith(`/${lib}`)), `${pkg} ships ${lib}`).toBe(true);
+        expect(
+          files.stdout.split("\n").some((f) => f.endsWith(`/${lib}`)),
+          `${pkg} ships ${lib}`,
+        ).toBe(true);
         checked++;
       }
       // libc6, libgcc-s1, libstdc++6 and zlib1g are on every Debian machine.

@@ -21,7 +21,11 @@ export function parseDockerfile(text: string): Instruction[] {
     if (continues) return;
     const joined = pending.parts.filter(Boolean).join(" ");
     const space = joined.search(/\s/);
-    out.push({ keyword: (space < 0 ? joined : joined.slice(0, space)).toUpperCase(), args: space < 0 ? "" : joined.slice(space + 1).trim(), line: pending.line });
+    out.push({
+      keyword: (space < 0 ? joined : joined.slice(0, space)).toUpperCase(),
+      args: space < 0 ? "" : joined.slice(space + 1).trim(),
+      line: pending.line,
+    });
     pending = undefined;
   });
   if (pending) throw new Error(`Dockerfile ends inside a continued instruction (line ${pending.line})`);

@@ -58,7 +58,8 @@ export class McpHttpEndpoint {
       session.lastUsed = Date.now();
       return session.transport.handleRequest(req, res);
     }
-    if (req.method !== "POST") return sendError(res, 400, "invalid_request", "send an MCP initialize request by POST first (no mcp-session-id header)");
+    if (req.method !== "POST")
+      return sendError(res, 400, "invalid_request", "send an MCP initialize request by POST first (no mcp-session-id header)");
     // Many MCP clients never DELETE their session: at the bound, the least recently used one ends.
     if (this.sessions.size >= this.options.maxSessions) await this.end(this.leastRecentlyUsed()!);
     await this.open(req, res, caller);

@@ -21,7 +21,12 @@ const CANCEL_WAIT_MS = 5000;
  * once and can cancel it), then waits here up to `wait` ms (default 30 s) while reporting
  * progress. Cancelling the MCP request cancels the job.
  */
-export async function callJobTool(client: HotlineClient, action: ActionDefinition, params: Record<string, unknown>, ctx: CallContext): Promise<CallToolResult> {
+export async function callJobTool(
+  client: HotlineClient,
+  action: ActionDefinition,
+  params: Record<string, unknown>,
+  ctx: CallContext,
+): Promise<CallToolResult> {
   const { wait, ...rest } = params;
   const waitMs = typeof wait === "number" ? wait : DEFAULT_WAIT_MS;
   const started = (await client.request(action.name as ActionName, rest as never)) as Record<string, unknown> & { job: JobStatus };
@@ -29,7 +34,8 @@ export async function callJobTool(client: HotlineClient, action: ActionDefinitio
   const cancel = (): void => void handle.cancel({ wait: CANCEL_WAIT_MS }).catch(() => undefined);
   if (ctx.signal.aborted) cancel();
   else ctx.signal.addEventListener("abort", cancel, { once: true });
-  const report = ctx.progress && !FINAL_STATES.includes(started.job.state) ? reportProgress(client, started.job.id, ctx.progress) : undefined;
+  const report =
+    ctx.progress && !FINAL_STATES.includes(started.job.state) ? reportProgress(client, started.job.id, ctx.progress) : undefined;
   const begun = Date.now();
   let job: JobStatus;
   try {

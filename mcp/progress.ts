@@ -61,7 +61,12 @@ export function reportProgress(client: HotlineClient, job: string, send: (update
   let sending: Promise<void> = Promise.resolve();
   const loop = (async () => {
     for await (const event of follow) {
-      const update = event.event === "job.progress" ? mapper.fromJob(event.progress) : event.event === "job.output" ? mapper.fromOutput(event.bytes.length) : undefined;
+      const update =
+        event.event === "job.progress"
+          ? mapper.fromJob(event.progress)
+          : event.event === "job.output"
+            ? mapper.fromOutput(event.bytes.length)
+            : undefined;
       // One at a time and in order; a notification that cannot be sent (the caller left) is not an error of the job.
       if (update) sending = sending.then(() => send(update)).catch(() => undefined);
     }

@@ -11,7 +11,12 @@ const MAX_JSON_CHARS = 8000;
 export function errorResult(err: unknown): CallToolResult {
   const error =
     err instanceof HotlineError
-      ? { code: err.code, message: err.message, ...(err.path !== undefined ? { path: err.path } : {}), ...(err.details ? { details: err.details } : {}) }
+      ? {
+          code: err.code,
+          message: err.message,
+          ...(err.path !== undefined ? { path: err.path } : {}),
+          ...(err.details ? { details: err.details } : {}),
+        }
       : { code: "internal", message: (err as Error)?.message ?? String(err) };
   const where = "path" in error && error.path ? ` (at ${error.path})` : "";
   return {
@@ -29,7 +34,8 @@ export function actionResult(action: string, result: unknown): CallToolResult {
   const lines = [`${action}: ${summarize(result)}`];
   if (json.length <= MAX_JSON_CHARS) lines.push(json);
   else lines.push(`(the result is ${json.length} characters of JSON: see structuredContent)`);
-  const structured = result !== null && typeof result === "object" && !Array.isArray(result) ? { structuredContent: result as Record<string, unknown> } : {};
+  const structured =
+    result !== null && typeof result === "object" && !Array.isArray(result) ? { structuredContent: result as Record<string, unknown> } : {};
   return { content: [{ type: "text", text: lines.join("\n") }], ...structured };
 }
 
@@ -57,7 +63,8 @@ export function statusLine(job: JobStatus): string {
 
 function outputText(job: JobStatus, output: InlineOutput): string {
   if (output.bytes === 0) return "(no output)";
-  if (output.encoding === "base64") return `(${output.bytes} bytes of binary output: read them with jobs_output {"job": "${job.id}", "from": 0})`;
+  if (output.encoding === "base64")
+    return `(${output.bytes} bytes of binary output: read them with jobs_output {"job": "${job.id}", "from": 0})`;
   if (output.omittedBytes === 0) return output.data;
   const bytes = Buffer.from(output.data, "utf8");
   const head = bytes.subarray(0, HEAD_BYTES).toString("utf8");

@@ -1,5 +1,12 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { CallToolRequestSchema, ListResourcesRequestSchema, ListResourceTemplatesRequestSchema, ListToolsRequestSchema, ReadResourceRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  ReadResourceRequestSchema,
+  type CallToolResult,
+} from "@modelcontextprotocol/sdk/types.js";
 import { HotlineError, type ActionName, type HotlineClient } from "../client/index.js";
 import type { Scope } from "../protocol/define.js";
 import { callJobTool, type CallContext } from "./job-call.js";
@@ -30,16 +37,21 @@ export async function createMcpServer(client: HotlineClient): Promise<Server> {
   const scope: Scope = info.scope === "manage" ? "manage" : "observe";
   let tools: Promise<ToolDescription[]> | undefined;
   const listTools = (): Promise<ToolDescription[]> => (tools ??= client.request("state.guide").then((g) => buildTools(scope, g.text)));
-  const server = new Server({ name: "hotline", version: info.version }, { capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS });
+  const server = new Server(
+    { name: "hotline", version: info.version },
+    { capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS },
+  );
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await listTools() }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const action = actionOfTool(request.params.name);
-    if (!action) return errorResult(new HotlineError("unknown_action", `no tool ${request.params.name}; tools/list shows the tools of this token`));
+    if (!action)
+      return errorResult(new HotlineError("unknown_action", `no tool ${request.params.name}; tools/list shows the tools of this token`));
     const params = request.params.arguments ?? {};
     const token = request.params._meta?.progressToken;
     const ctx: CallContext = { signal: extra.signal };
-    if (token !== undefined) ctx.progress = (update) => extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, ...update } });
+    if (token !== undefined)
+      ctx.progress = (update) => extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, ...update } });
     try {
       if (startsJob(action)) return await callJobTool(client, action, params, ctx);
       return actionResult(action.name, await client.request(action.name as ActionName, params as never));

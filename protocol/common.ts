@@ -68,7 +68,9 @@ export type JobStatus = Static<typeof JobStatus>;
 /** Fields of every action that starts a job: an idempotency key, and how long to wait for its end. */
 export const JobStartOptions = {
   key: Type.Optional(IdempotencyKey),
-  wait: Type.Optional(Type.Integer({ minimum: 0, maximum: 600000, description: "wait up to this many ms for the job to end before replying" })),
+  wait: Type.Optional(
+    Type.Integer({ minimum: 0, maximum: 600000, description: "wait up to this many ms for the job to end before replying" }),
+  ),
 };
 
 /** A job's own deadline, for actions whose jobs take one. */
@@ -95,6 +97,10 @@ export const AbsolutePath = Type.String({ minLength: 1, maxLength: 4096, pattern
 export const PATTERN_MEANINGS: Readonly<Record<string, string>> = {
   [ABSOLUTE_PATH_PATTERN]: "must be an absolute path (starting with /) without NUL bytes",
 };
-export const EnvMap = Type.Record(Type.String({ pattern: "^[A-Za-z_][A-Za-z0-9_]*$", maxLength: 256 }), Type.String({ maxLength: 131072 }), {
-  maxProperties: 1000,
-});
+export const EnvMap = Type.Record(
+  Type.String({ pattern: "^[A-Za-z_][A-Za-z0-9_]*$", maxLength: 256 }),
+  Type.String({ maxLength: 131072 }),
+  {
+    maxProperties: 1000,
+  },
+);

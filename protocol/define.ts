@@ -14,7 +14,9 @@ export interface ActionDefinition<P extends TObject = TObject, R extends TSchema
 }
 
 /** Declares an action; the registry in protocol/index.ts lists every one explicitly. */
-export function defineAction<N extends string, P extends TObject, R extends TSchema>(def: ActionDefinition<P, R, N>): ActionDefinition<P, R, N> {
+export function defineAction<N extends string, P extends TObject, R extends TSchema>(
+  def: ActionDefinition<P, R, N>,
+): ActionDefinition<P, R, N> {
   return def;
 }
 

@@ -4,9 +4,11 @@ export const ERROR_CODES = {
   invalid_request: "A field is missing, has the wrong type, or a value is refused; `path` is the JSON Pointer of the field.",
   unknown_action: "No action has that name; `details.suggestion` is the nearest valid name.",
   unauthorized: "No token, a wrong token, or an expired token (HTTP 401 on the upgrade).",
-  forbidden: "The token's scope does not allow this, the Origin is not allowed (HTTP 403 on the upgrade), or a file action names the daemon's own directories.",
+  forbidden:
+    "The token's scope does not allow this, the Origin is not allowed (HTTP 403 on the upgrade), or a file action names the daemon's own directories.",
   not_found: "The job, workspace, repository or task does not exist.",
-  conflict: "The request contradicts existing state: key reused with other parameters, destination exists, lock must change, job already finished.",
+  conflict:
+    "The request contradicts existing state: key reused with other parameters, destination exists, lock must change, job already finished.",
   limit_exceeded: "A size, count or rate limit was passed (frame too large, too many followers, archive too big).",
   unavailable: "A tool the action needs (nix, git) is missing, or the daemon is shutting down.",
   internal: "A bug or an unexpected failure in the daemon; the message says what failed.",

@@ -12,7 +12,12 @@ export const JobOutputEvent = Type.Object({
 });
 export const JobProgressEvent = Type.Object({ event: Type.Literal("job.progress"), job: JobId, progress: Progress });
 /** `status` (the whole status at the change) is sent to jobs.watch subscribers; followers get id and state. */
-export const JobStateEvent = Type.Object({ event: Type.Literal("job.state"), job: JobId, state: JobState, status: Type.Optional(JobStatus) });
+export const JobStateEvent = Type.Object({
+  event: Type.Literal("job.state"),
+  job: JobId,
+  state: JobState,
+  status: Type.Optional(JobStatus),
+});
 /** To jobs.watch subscribers: a job was started (or queued) after the watch began. */
 export const JobCreatedEvent = Type.Object({ event: Type.Literal("job.created"), job: JobId, status: JobStatus });
 /**
@@ -37,7 +42,11 @@ export const FsChangeEvent = Type.Object({
 });
 
 /** The JSON header of the binary frame that carries a files.read with binary: true; the raw bytes follow it. */
-export const FilesDataHeader = Type.Object({ event: Type.Literal("files.data"), path: Type.String(), offset: Type.Integer({ minimum: 0 }) });
+export const FilesDataHeader = Type.Object({
+  event: Type.Literal("files.data"),
+  path: Type.String(),
+  offset: Type.Integer({ minimum: 0 }),
+});
 export type FilesDataHeader = Static<typeof FilesDataHeader>;
 
 export const EVENTS = [JobOutputEvent, JobProgressEvent, JobStateEvent, JobExitEvent, JobCreatedEvent, FsChangeEvent] as const;

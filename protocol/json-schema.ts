@@ -8,7 +8,10 @@ const DRAFT = "http://json-schema.org/draft-07/schema#";
 
 /** The whole request frame of one action, exactly as the daemon validates it: `id`, `action`, then its flat params. */
 export function requestSchema(action: ActionDefinition): TObject {
-  return Type.Object({ id: Type.Optional(RequestId), action: Type.Literal(action.name), ...action.params.properties }, { additionalProperties: false });
+  return Type.Object(
+    { id: Type.Optional(RequestId), action: Type.Literal(action.name), ...action.params.properties },
+    { additionalProperties: false },
+  );
 }
 
 /** A schema as a plain JSON document: TypeBox's symbol keys dropped, `$schema` and a title added. */
@@ -18,7 +21,12 @@ function published(title: string, schema: TSchema, description?: string): object
 }
 
 /** The header of a binary job.output frame (jobs.follow with binary: true); the raw bytes follow it. */
-const BinaryOutputHeader = Type.Object({ event: Type.Literal("job.output"), job: JobOutputEvent.properties.job, stream: JobOutputEvent.properties.stream, offset: JobOutputEvent.properties.offset });
+const BinaryOutputHeader = Type.Object({
+  event: Type.Literal("job.output"),
+  job: JobOutputEvent.properties.job,
+  stream: JobOutputEvent.properties.stream,
+  offset: JobOutputEvent.properties.offset,
+});
 
 /**
  * Every JSON Schema published in schemas/ (and printed by `hotline schema`), by file path: for
@@ -49,8 +57,22 @@ export function publishedSchemas(actions: readonly ActionDefinition[] = ACTIONS,
   );
   files.set("error.json", published("error", WireErrorSchema, "The `error` of a failed reply; `code` is one of the stable error codes."));
   for (const event of EVENTS) files.set(`events/${event.properties.event.const}.json`, published(event.properties.event.const, event));
-  files.set("events/job.output.binary-header.json", published("job.output binary header", BinaryOutputHeader, "The JSON header of a binary job.output frame: a 4-byte big-endian length, this header, then the raw bytes."));
-  files.set("events/files.data.binary-header.json", published("files.data binary header", FilesDataHeader, "The JSON header of the binary frame after a files.read with binary: true: a 4-byte big-endian length, this header, then the raw bytes."));
+  files.set(
+    "events/job.output.binary-header.json",
+    published(
+      "job.output binary header",
+      BinaryOutputHeader,
+      "The JSON header of a binary job.output frame: a 4-byte big-endian length, this header, then the raw bytes.",
+    ),
+  );
+  files.set(
+    "events/files.data.binary-header.json",
+    published(
+      "files.data binary header",
+      FilesDataHeader,
+      "The JSON header of the binary frame after a files.read with binary: true: a 4-byte big-endian length, this header, then the raw bytes.",
+    ),
+  );
   for (const action of actions) {
     files.set(`actions/${action.name}.params.json`, published(`${action.name} params`, action.params, action.summary));
     files.set(`actions/${action.name}.result.json`, published(`${action.name} result`, action.result));
@@ -59,7 +81,11 @@ export function publishedSchemas(actions: readonly ActionDefinition[] = ACTIONS,
   const index = {
     protocolVersion,
     envelope: { request: "request.json", reply: "reply.json", error: "error.json" },
-    events: [...EVENTS.map((e) => `events/${e.properties.event.const}.json`), "events/job.output.binary-header.json", "events/files.data.binary-header.json"],
+    events: [
+      ...EVENTS.map((e) => `events/${e.properties.event.const}.json`),
+      "events/job.output.binary-header.json",
+      "events/files.data.binary-header.json",
+    ],
     actions: actions.map((a) => ({
       name: a.name,
       scope: a.scope,

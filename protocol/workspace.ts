@@ -7,8 +7,18 @@ import { Type } from "@sinclair/typebox";
  */
 export const WORKSPACE_ID_PATTERN = "^(?![\\s\\S]*\\.[lL][oO][cC][kK]$)(?![\\s\\S]*\\.$)[A-Za-z0-9](?:[A-Za-z0-9_-]|\\.(?!\\.)){0,63}$";
 
-export const RepoId = Type.String({ minLength: 1, maxLength: 64, pattern: WORKSPACE_ID_PATTERN, description: 'Repository id, e.g. "api"; "default" when omitted' });
-export const TaskId = Type.String({ minLength: 1, maxLength: 64, pattern: WORKSPACE_ID_PATTERN, description: 'Task id, e.g. "fix-login-42"; its branch is task-<id>' });
+export const RepoId = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  pattern: WORKSPACE_ID_PATTERN,
+  description: 'Repository id, e.g. "api"; "default" when omitted',
+});
+export const TaskId = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  pattern: WORKSPACE_ID_PATTERN,
+  description: 'Task id, e.g. "fix-login-42"; its branch is task-<id>',
+});
 export const GitRef = Type.String({ minLength: 1, maxLength: 256, description: 'A branch, tag or commit, e.g. "main", "v1.2", "HEAD~1"' });
 
 export const RepoInfo = Type.Object({
@@ -31,7 +41,11 @@ export const TaskInfo = Type.Object({
 });
 
 /** The longest wait for the repository's lock; past it the call answers `conflict` naming the holder. */
-export const LockTimeoutMs = Type.Integer({ minimum: 0, maximum: 3_600_000, description: "longest wait for the repository lock, in ms (default 30000); past it: conflict naming the holder" });
+export const LockTimeoutMs = Type.Integer({
+  minimum: 0,
+  maximum: 3_600_000,
+  description: "longest wait for the repository lock, in ms (default 30000); past it: conflict naming the holder",
+});
 /** The parameter every action that takes a repository lock accepts. */
 export const LockWaitParams = { lockTimeoutMs: Type.Optional(LockTimeoutMs) };
 

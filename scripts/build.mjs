@@ -11,7 +11,9 @@ const root = new URL("..", import.meta.url).pathname;
 // would swap them under it, mixing two versions in one process. Stop it first.
 const running = runningDaemonOf(root);
 if (running) {
-  console.error(`build: refusing to replace dist/ under the running daemon of this checkout (pid ${running.pid}: ${running.command}); stop it first (kill ${running.pid}), then build`);
+  console.error(
+    `build: refusing to replace dist/ under the running daemon of this checkout (pid ${running.pid}: ${running.command}); stop it first (kill ${running.pid}), then build`,
+  );
   process.exit(75);
 }
 let typeErrors = false;
@@ -24,7 +26,9 @@ try {
 // The browser pages (web/, DOM code with its own tsconfig): type-checked, then bundled with xterm.js
 // from node_modules into dist/web, so the daemon serves every asset itself (never from a CDN).
 try {
-  execFileSync(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", join(root, "web/tsconfig.json")], { stdio: "inherit" });
+  execFileSync(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", join(root, "web/tsconfig.json")], {
+    stdio: "inherit",
+  });
 } catch {
   typeErrors = true;
 }
@@ -45,16 +49,19 @@ for (const file of ["terminal.html", "console.html", "page.css"]) copyFileSync(j
 copyFileSync(join(root, "node_modules/@xterm/xterm/css/xterm.css"), join(webOut, "xterm.css"));
 
 const guideDir = join(root, "guide");
-const parts = readdirSync(guideDir).filter((f) => f.endsWith(".md")).sort();
+const parts = readdirSync(guideDir)
+  .filter((f) => f.endsWith(".md"))
+  .sort();
 const text = parts.map((f) => `${readFileSync(join(guideDir, f), "utf8").trimEnd()}\n`).join("\n");
 mkdirSync(join(root, "dist/guide"), { recursive: true });
 writeFileSync(join(root, "dist/guide/guide.md"), text);
 
 // An image build has no .git: it passes the commit in HOTLINE_BUILD_COMMIT instead.
 let commit = process.env.HOTLINE_BUILD_COMMIT || "unknown";
-if (!process.env.HOTLINE_BUILD_COMMIT) try {
-  commit = execFileSync("git", ["rev-parse", "HEAD"], { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
-} catch {}
+if (!process.env.HOTLINE_BUILD_COMMIT)
+  try {
+    commit = execFileSync("git", ["rev-parse", "HEAD"], { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+  } catch {}
 const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
 writeFileSync(join(root, "dist/build-info.json"), `${JSON.stringify({ version, commit })}\n`);
 chmodSync(join(root, "dist/cli/main.js"), 0o755);

@@ -19,13 +19,37 @@ function localImports(file: string, text = readFileSync(join(ROOT, file), "utf8"
 }
 
 /** The domain folders and everything above them in the dependency direction. */
-const DOMAIN_AND_ABOVE = ["daemon/nix/", "daemon/workspace/", "daemon/features/", "daemon/actions/", "daemon/dispatch/", "daemon/server/", "daemon/main"];
+const DOMAIN_AND_ABOVE = [
+  "daemon/nix/",
+  "daemon/workspace/",
+  "daemon/features/",
+  "daemon/actions/",
+  "daemon/dispatch/",
+  "daemon/server/",
+  "daemon/main",
+];
 
 /** Folder → folders it must never import (the dependency direction of README's architecture table). */
 const FORBIDDEN: Record<string, string[]> = {
   "protocol/": ["daemon/", "cli/", "bench/", "test/"],
-  "daemon/jobs/": ["daemon/actions/", "daemon/dispatch/", "daemon/server/", "daemon/nix/", "daemon/workspace/", "daemon/main", "daemon/runners/"],
-  "daemon/runners/": ["daemon/jobs/", "daemon/actions/", "daemon/dispatch/", "daemon/server/", "daemon/nix/", "daemon/workspace/", "daemon/main"],
+  "daemon/jobs/": [
+    "daemon/actions/",
+    "daemon/dispatch/",
+    "daemon/server/",
+    "daemon/nix/",
+    "daemon/workspace/",
+    "daemon/main",
+    "daemon/runners/",
+  ],
+  "daemon/runners/": [
+    "daemon/jobs/",
+    "daemon/actions/",
+    "daemon/dispatch/",
+    "daemon/server/",
+    "daemon/nix/",
+    "daemon/workspace/",
+    "daemon/main",
+  ],
   "daemon/nix/": ["daemon/actions/", "daemon/dispatch/", "daemon/server/", "daemon/main"],
   "daemon/workspace/": ["daemon/actions/", "daemon/dispatch/", "daemon/server/", "daemon/main"],
   "daemon/fs/": ["daemon/actions/", "daemon/dispatch/", "daemon/server/", "daemon/main"],
@@ -40,7 +64,17 @@ const FORBIDDEN: Record<string, string[]> = {
   "daemon/dispatch/": ["daemon/server/", "daemon/main"],
   "daemon/server/": ["daemon/main"],
   // The browser pages' route and links: beside the server (its HTTP seam and page access), never the actions.
-  "daemon/web/": ["daemon/actions/", "daemon/dispatch/", "daemon/jobs/", "daemon/runners/", "daemon/nix/", "daemon/workspace/", "daemon/fs/", "daemon/features/", "daemon/main"],
+  "daemon/web/": [
+    "daemon/actions/",
+    "daemon/dispatch/",
+    "daemon/jobs/",
+    "daemon/runners/",
+    "daemon/nix/",
+    "daemon/workspace/",
+    "daemon/fs/",
+    "daemon/features/",
+    "daemon/main",
+  ],
   // Process control is a leaf: node only, so every layer (runners, jobs, nix, workspace) may use it.
   "daemon/process/": [
     "protocol/",
@@ -123,7 +157,9 @@ describe("dependencies point one way", () => {
     // Value imports only: `import type` is erased by tsc and loads nothing.
     const loaded = files
       .filter((f) => f.startsWith("daemon/"))
-      .flatMap((f) => [...readFileSync(join(ROOT, f), "utf8").matchAll(/^import\s+(?!type\s)[^;]*?from\s+"([^"]+)"/gm)].map((m) => `${f} → ${m[1]}`))
+      .flatMap((f) =>
+        [...readFileSync(join(ROOT, f), "utf8").matchAll(/^import\s+(?!type\s)[^;]*?from\s+"([^"]+)"/gm)].map((m) => `${f} → ${m[1]}`),
+      )
       .filter((edge) => edge.includes("/mcp/") || edge.includes("@modelcontextprotocol/"));
     expect(loaded).toEqual([]);
     expect(localImports("daemon/mcp-route.ts")).toContain("mcp/http");

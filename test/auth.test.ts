@@ -29,7 +29,10 @@ describe("upgrade: token, origin, scopes", () => {
   });
 
   it("refuses a browser Origin with 403 even with the right token", async () => {
-    const err = (await TestClient.connect(daemon.url, daemon.token, { origin: "http://localhost:3000" }).catch((e: unknown) => e)) as { status: number; body: string };
+    const err = (await TestClient.connect(daemon.url, daemon.token, { origin: "http://localhost:3000" }).catch((e: unknown) => e)) as {
+      status: number;
+      body: string;
+    };
     expect(err.status).toBe(403);
     expect(JSON.parse(err.body).error.code).toBe("forbidden");
   });
@@ -82,7 +85,13 @@ describe("issued tokens: lifetime, list, revoke", () => {
     expect(lifetime).toBeLessThanOrEqual(24 * 3600_000 + 60_000);
     const { tokens } = await t.client.ok("tokens.list");
     const listed = tokens.find((x: { id: string }) => x.id === created.id);
-    expect(listed).toEqual({ id: created.id, scope: "observe", createdAt: expect.any(String), expiresAt: created.expiresAt, label: "watcher" });
+    expect(listed).toEqual({
+      id: created.id,
+      scope: "observe",
+      createdAt: expect.any(String),
+      expiresAt: created.expiresAt,
+      label: "watcher",
+    });
     expect(JSON.stringify(tokens)).not.toContain(created.token);
     expect(JSON.stringify(tokens)).not.toMatch(/[0-9a-f]{64}/); // no hash either
   });
@@ -116,7 +125,10 @@ describe("issued tokens: lifetime, list, revoke", () => {
   });
 
   it("refuses to revoke the token file's token or an unknown id", async () => {
-    expect((await t.client.call("tokens.revoke", { tokenId: "primary" })).error).toMatchObject({ code: "invalid_request", path: "/tokenId" });
+    expect((await t.client.call("tokens.revoke", { tokenId: "primary" })).error).toMatchObject({
+      code: "invalid_request",
+      path: "/tokenId",
+    });
     expect((await t.client.call("tokens.revoke", { tokenId: "tnope" })).error).toMatchObject({ code: "not_found", path: "/tokenId" });
     expect((await t.client.ok("state.info")).scope).toBe("manage");
   });

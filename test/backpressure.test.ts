@@ -20,11 +20,14 @@ describe("a client that stops reading", () => {
       const pid = daemon.proc.pid!;
       const idle = memoryMiB(pid, "VmRSS");
 
-      const overBudget = new Promise<void>((resolve) => daemon.proc.stderr!.on("data", (chunk: Buffer) => chunk.toString().includes("client over budget") && resolve()));
+      const overBudget = new Promise<void>((resolve) =>
+        daemon.proc.stderr!.on("data", (chunk: Buffer) => chunk.toString().includes("client over budget") && resolve()),
+      );
       const hog = await TestClient.connect(daemon.url, daemon.token);
       const socket = (hog.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
       socket.pause();
-      for (let i = 0; i < REQUESTS; i++) hog.sendRaw(JSON.stringify({ id: i, action: "jobs.output", job: job.id, from: (i % 64) * 1024 * 1024 }));
+      for (let i = 0; i < REQUESTS; i++)
+        hog.sendRaw(JSON.stringify({ id: i, action: "jobs.output", job: job.id, from: (i % 64) * 1024 * 1024 }));
       // The daemon says when it stopped starting this client's requests: its memory is at the plateau.
       await overBudget;
       const held = memoryMiB(pid, "VmRSS");

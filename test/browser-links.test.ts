@@ -3,7 +3,11 @@ import WebSocket from "ws";
 import { TestClient, useDaemon, withDaemon, type Frame } from "./helpers/daemon.js";
 
 /** Opens a socket the way a page does: the link token as a subprotocol, with the given Origin/Host. */
-function linkSocket(url: string, token: string, headers: Record<string, string>): Promise<{ ws?: WebSocket; status?: number; body?: string }> {
+function linkSocket(
+  url: string,
+  token: string,
+  headers: Record<string, string>,
+): Promise<{ ws?: WebSocket; status?: number; body?: string }> {
   return new Promise((resolve) => {
     const ws = new WebSocket(url, ["hotline", `hotline.token.${token}`], { headers, perMessageDeflate: false });
     ws.once("open", () => resolve({ ws }));
@@ -61,7 +65,10 @@ describe("browser links (terminal.open, console.open) and their socket", () => {
   });
 
   it("caps a link's lifetime and refuses to reattach to a job that is not a running terminal", async () => {
-    expect((await ctx.client.call("terminal.open", { ttlMs: 24 * 3600_000 })).error).toMatchObject({ code: "invalid_request", path: "/ttlMs" });
+    expect((await ctx.client.call("terminal.open", { ttlMs: 24 * 3600_000 })).error).toMatchObject({
+      code: "invalid_request",
+      path: "/ttlMs",
+    });
     const { job } = await ctx.client.ok("shell", { command: "true", wait: 10_000 });
     expect((await ctx.client.call("terminal.open", { job: job.id })).error).toMatchObject({ code: "conflict", path: "/job" });
   });

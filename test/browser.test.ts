@@ -15,7 +15,13 @@ const SHOTS = new URL("../.tmp/", import.meta.url).pathname;
 /** The text of an xterm buffer the page exposes (window.hotline.term), one string per line. */
 function bufferText(page: Page): Promise<string> {
   return page.evaluate(() => {
-    const term = (window as unknown as { hotline: { term: { buffer: { active: { length: number; getLine(i: number): { translateToString(trim: boolean): string } | undefined } } } } }).hotline.term;
+    const term = (
+      window as unknown as {
+        hotline: {
+          term: { buffer: { active: { length: number; getLine(i: number): { translateToString(trim: boolean): string } | undefined } } };
+        };
+      }
+    ).hotline.term;
     const buffer = term.buffer.active;
     const lines: string[] = [];
     for (let i = 0; i < buffer.length; i++) lines.push(buffer.getLine(i)?.translateToString(true) ?? "");
@@ -28,7 +34,8 @@ async function waitForText(page: Page, pattern: RegExp, what: string, timeoutMs 
   for (;;) {
     const text = await bufferText(page);
     if (pattern.test(text)) return text;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (${pattern}); the terminal shows:\n${text.trimEnd().slice(-2000)}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what} (${pattern}); the terminal shows:\n${text.trimEnd().slice(-2000)}`);
     await page.waitForTimeout(50); // the page's buffer has no event a test can await from outside
   }
 }
@@ -53,7 +60,11 @@ function slowServer(size: number): Promise<{ server: Server; url: string }> {
     }, 50);
     req.on("close", () => clearInterval(timer));
   });
-  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve({ server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}/file.bin` })));
+  return new Promise((resolve) =>
+    server.listen(0, "127.0.0.1", () =>
+      resolve({ server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}/file.bin` }),
+    ),
+  );
 }
 
 describe.skipIf(!hasChromium)("web terminal and console in Chromium", () => {
@@ -72,14 +83,30 @@ describe.skipIf(!hasChromium)("web terminal and console in Chromium", () => {
     client = await daemon.client();
     const { chromium } = await import("playwright-core");
     profile = mkdtempSync(join(tmpdir(), "hotline-chromium-"));
-    const args = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--host-resolver-rules=MAP rebind.test 127.0.0.1"];
+    const args = [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--host-resolver-rules=MAP rebind.test 127.0.0.1",
+    ];
     // launchPersistentContext owns the --user-data-dir: a fresh one per run.
-    context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args, viewport: { width: 1000, height: 640 } });
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args,
+      viewport: { width: 1000, height: 640 },
+    });
     browser = context.browser()!;
     context.on("request", (request) => requested.push(request.url()));
     // Chromium reports a blocked resource or inline style as a DOM event; the pages' own CSP must never fire it.
     await context.addInitScript(() =>
-      document.addEventListener("securitypolicyviolation", (e) => console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI} ${e.sourceFile}:${e.lineNumber}`)),
+      document.addEventListener("securitypolicyviolation", (e) =>
+        console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI} ${e.sourceFile}:${e.lineNumber}`),
+      ),
     );
     context.on("console", (message) => {
       if (message.text().startsWith("CSP violation")) cspViolations.push(message.text());
@@ -122,18 +149,22 @@ describe.skipIf(!hasChromium)("web terminal and console in Chromium", () => {
       await page.keyboard.press("Enter");
       await waitForText(page, /^hello-42$/m, "hello-42");
 
-      const size = async (): Promise<[number, number]> => page.evaluate(() => {
-        const t = (window as unknown as { hotline: { term: { rows: number; cols: number } } }).hotline.term;
-        return [t.rows, t.cols] as [number, number];
-      });
+      const size = async (): Promise<[number, number]> =>
+        page.evaluate(() => {
+          const t = (window as unknown as { hotline: { term: { rows: number; cols: number } } }).hotline.term;
+          return [t.rows, t.cols] as [number, number];
+        });
       const [rows, cols] = await size();
       await page.keyboard.type("stty size\n");
       await waitForText(page, new RegExp(`^${rows} ${cols}$`, "m"), `stty size ${rows} ${cols}`);
       await page.setViewportSize({ width: 640, height: 400 });
-      await page.waitForFunction(([r, c]) => {
-        const t = (window as unknown as { hotline: { term: { rows: number; cols: number } } }).hotline.term;
-        return t.rows !== r && t.cols !== c;
-      }, [rows, cols]);
+      await page.waitForFunction(
+        ([r, c]) => {
+          const t = (window as unknown as { hotline: { term: { rows: number; cols: number } } }).hotline.term;
+          return t.rows !== r && t.cols !== c;
+        },
+        [rows, cols],
+      );
       const [rows2, cols2] = await size();
       await page.keyboard.type("stty size\n");
       await waitForText(page, new RegExp(`^${rows2} ${cols2}$`, "m"), `stty size ${rows2} ${cols2} after the resize`);
@@ -192,7 +223,9 @@ describe.skipIf(!hasChromium)("web terminal and console in Chromium", () => {
     const observer = await daemon.client({}, observeToken);
     const link = await consoleLink(observer);
     expect(link.scope).toBe("observe");
-    const { job } = await client.ok("shell", { command: "for i in $(seq 1 600); do printf '\\033[32mtick-%d\\033[0m\\n' $i; sleep 0.05; done" });
+    const { job } = await client.ok("shell", {
+      command: "for i in $(seq 1 600); do printf '\\033[32mtick-%d\\033[0m\\n' $i; sleep 0.05; done",
+    });
     const page = await context.newPage();
     try {
       await page.goto(link.consoleUrl);
@@ -204,7 +237,11 @@ describe.skipIf(!hasChromium)("web terminal and console in Chromium", () => {
       // Hidden is not enough: the daemon itself refuses what an observe link's socket asks.
       const refused = await page.evaluate(async (id) => {
         const conn = (window as unknown as { hotline: { conn: { request(a: string, p: object): Promise<unknown> } } }).hotline.conn;
-        const codeOf = (p: Promise<unknown>) => p.then(() => "ok", (e: { code: string }) => e.code);
+        const codeOf = (p: Promise<unknown>) =>
+          p.then(
+            () => "ok",
+            (e: { code: string }) => e.code,
+          );
         return [await codeOf(conn.request("jobs.input", { job: id, data: "x" })), await codeOf(conn.request("jobs.cancel", { job: id }))];
       }, job.id);
       expect(refused).toEqual(["forbidden", "forbidden"]);
@@ -252,10 +289,16 @@ describe.skipIf(!hasChromium)("web terminal and console in Chromium", () => {
       const progressValue = (): Promise<number> => page.$eval(bar, (el) => (el as HTMLProgressElement).value);
       await page.waitForFunction((sel) => ((document.querySelector(sel) as HTMLProgressElement | null)?.value ?? 0) > 0, bar);
       const early = await progressValue();
-      await page.waitForFunction(([sel, v]) => ((document.querySelector(sel as string) as HTMLProgressElement).value ?? 0) > (v as number), [bar, early] as const);
+      await page.waitForFunction(
+        ([sel, v]) => ((document.querySelector(sel as string) as HTMLProgressElement).value ?? 0) > (v as number),
+        [bar, early] as const,
+      );
       expect(await progressValue()).toBeGreaterThan(early);
       await page.waitForSelector(`tr[data-job="${download.id}"][data-state="succeeded"]`, { timeout: 30_000 });
-      expect(await page.$eval(bar, (el) => [(el as HTMLProgressElement).value, (el as HTMLProgressElement).max])).toEqual([1024 * 1024, 1024 * 1024]);
+      expect(await page.$eval(bar, (el) => [(el as HTMLProgressElement).value, (el as HTMLProgressElement).max])).toEqual([
+        1024 * 1024,
+        1024 * 1024,
+      ]);
 
       await page.click(`tr[data-job="${job.id}"]`);
       await page.click("#cancel");
@@ -277,7 +320,9 @@ describe.skipIf(!hasChromium)("web terminal and console in Chromium", () => {
       expect(response!.status()).toBe(403);
       expect(await page.textContent("body")).toContain("allowedHosts");
       // A page of another origin on this machine cannot open the socket, even with a valid link token.
-      const other = createServer((_req, res) => res.writeHead(200, { "Content-Type": "text/html" }).end("<!doctype html><title>another page</title>"));
+      const other = createServer((_req, res) =>
+        res.writeHead(200, { "Content-Type": "text/html" }).end("<!doctype html><title>another page</title>"),
+      );
       await new Promise<void>((resolve) => other.listen(0, "127.0.0.1", () => resolve()));
       const otherOrigin = `http://localhost:${(other.address() as { port: number }).port}`;
       await page.goto(`${otherOrigin}/`);
@@ -293,7 +338,8 @@ describe.skipIf(!hasChromium)("web terminal and console in Chromium", () => {
       other.close();
       expect(outcome).toBe("refused");
       // The daemon's log line arrives over a pipe, after the browser already saw the refusal.
-      for (let i = 0; i < 100 && !daemon.logLines.some((l) => l.includes("upgrade refused") && l.includes(otherOrigin)); i++) await page.waitForTimeout(50);
+      for (let i = 0; i < 100 && !daemon.logLines.some((l) => l.includes("upgrade refused") && l.includes(otherOrigin)); i++)
+        await page.waitForTimeout(50);
       expect(daemon.logLines.some((l) => l.includes("upgrade refused") && l.includes(otherOrigin))).toBe(true);
     } finally {
       await page.close();

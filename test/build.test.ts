@@ -17,7 +17,12 @@ describe("building while a daemon of this checkout runs", () => {
     const before = files.map((f) => ({ mtime: statSync(f).mtimeMs, ino: statSync(f).ino, text: readFileSync(f, "utf8") }));
 
     // --idle-exit: should the build not refuse, the second daemon it starts goes away by itself.
-    const run = spawnSync("npm", ["start", "--", "--port", "0", "--idle-exit", "1"], { cwd: ROOT, env: daemon.cliEnv, encoding: "utf8", timeout: 120_000 });
+    const run = spawnSync("npm", ["start", "--", "--port", "0", "--idle-exit", "1"], {
+      cwd: ROOT,
+      env: daemon.cliEnv,
+      encoding: "utf8",
+      timeout: 120_000,
+    });
 
     expect(run.status).not.toBe(0);
     expect(run.stderr).toContain(`refusing to replace dist/ under the running daemon of this checkout (pid ${daemon.proc.pid}`);

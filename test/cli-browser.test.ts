@@ -40,7 +40,10 @@ describe("hotline terminal and hotline console", () => {
       // SIGWINCH and the typed keys reach the CLI on different fds: ask again until the new size shows.
       for (let attempt = 1; ; attempt++) {
         term.write("stty size\r");
-        const seen = await waitForOutput(() => output, /^15 70$/m, "stty size 15 70 after the resize", term, 2000).then(() => true, () => attempt >= 5 && Promise.reject(new Error(`stty size never showed 15 70:\n${output.slice(-1000)}`)));
+        const seen = await waitForOutput(() => output, /^15 70$/m, "stty size 15 70 after the resize", term, 2000).then(
+          () => true,
+          () => attempt >= 5 && Promise.reject(new Error(`stty size never showed 15 70:\n${output.slice(-1000)}`)),
+        );
         if (seen) break;
       }
       term.write("\x1d");
@@ -52,7 +55,9 @@ describe("hotline terminal and hotline console", () => {
     const job = /detached from (j[0-9a-z]+)/.exec(output)![1]!;
     expect((await ctx.client.ok("jobs.status", { job })).state).toBe("running");
     // Its link token was revoked at once: the attach used the CLI's own token.
-    expect(((await ctx.client.ok("tokens.list")).tokens as Array<{ label?: string }>).filter((t) => t.label === "terminal link")).toEqual([]);
+    expect(((await ctx.client.ok("tokens.list")).tokens as Array<{ label?: string }>).filter((t) => t.label === "terminal link")).toEqual(
+      [],
+    );
     await ctx.client.ok("jobs.cancel", { job, signal: "SIGHUP", wait: 10_000 }); // an interactive bash ignores SIGTERM
   });
 
@@ -60,14 +65,22 @@ describe("hotline terminal and hotline console", () => {
     const terminal = execFileSync(process.execPath, [CLI_MAIN, "terminal", "--url"], { env: ctx.daemon.cliEnv, encoding: "utf8" });
     expect(terminal).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/web\/terminal#job=j[0-9a-z]+&token=hl_[\w-]+\n\(expires /);
     const console = execFileSync(process.execPath, [CLI_MAIN, "console", "--json"], { env: ctx.daemon.cliEnv, encoding: "utf8" });
-    expect(JSON.parse(console)).toMatchObject({ available: true, scope: "manage", consoleUrl: expect.stringMatching(/\/web\/console#token=hl_/) });
+    expect(JSON.parse(console)).toMatchObject({
+      available: true,
+      scope: "manage",
+      consoleUrl: expect.stringMatching(/\/web\/console#token=hl_/),
+    });
   });
 
   it("refuses to attach without a terminal and says to use --url", () => {
     let status = 0;
     let stderr = "";
     try {
-      execFileSync(process.execPath, [CLI_MAIN, "terminal"], { env: ctx.daemon.cliEnv, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+      execFileSync(process.execPath, [CLI_MAIN, "terminal"], {
+        env: ctx.daemon.cliEnv,
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "pipe"],
+      });
     } catch (err) {
       status = (err as { status: number }).status;
       stderr = (err as { stderr: string }).stderr;

@@ -64,6 +64,8 @@ describe.skipIf(!hasNix)("hotline prepare on a terminal (real nix, offline stand
     const lines = screen(text);
     expect(lines).toContain("slow-build-started"); // …yet every output line stands alone
     expect(lines.filter((l) => bar.test(l))).toEqual([]);
-    expect(lines.at(-1)).toBe(`prepare cancelled by another client: a jobs.cancel of job ${jobs[0].id} (hotline cancel ${jobs[0].id}) from another connection`);
+    expect(lines.at(-1)).toBe(
+      `prepare cancelled by another client: a jobs.cancel of job ${jobs[0].id} (hotline cancel ${jobs[0].id}) from another connection`,
+    );
   });
 });

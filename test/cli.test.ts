@@ -111,7 +111,11 @@ describe("hotline CLI", () => {
     const elsewhere = newDirs();
     onTestFinished(() => void spawnSync("rm", ["-rf", elsewhere.root]));
     const env = { ...daemon.cliEnv, HOTLINE_STATE_DIR: elsewhere.state, HOTLINE_CONFIG_DIR: elsewhere.config };
-    const run = spawnSync(process.execPath, [CLI_MAIN, "state", "info", "--json", "--url", daemon.url, "--token-file", join(daemon.dirs.config, "token")], { env, encoding: "utf8", timeout: 30_000 });
+    const run = spawnSync(
+      process.execPath,
+      [CLI_MAIN, "state", "info", "--json", "--url", daemon.url, "--token-file", join(daemon.dirs.config, "token")],
+      { env, encoding: "utf8", timeout: 30_000 },
+    );
     expect(run.stderr).toBe("");
     expect(JSON.parse(run.stdout).pid).toBe(daemon.proc.pid);
   });
@@ -134,13 +138,24 @@ describe("hotline CLI", () => {
   it("shell --json and tail -f --json print every event as one JSON line", () => {
     const run = cli(["shell", "--json", "--", "sh", "-c", "echo out; echo err >&2; exit 3"]);
     expect(run.status).toBe(3);
-    const events = run.stdout.trimEnd().split("\n").map((line) => JSON.parse(line));
-    expect(events.filter((e) => e.event === "job.output").map((e) => [e.stream, e.data])).toEqual(expect.arrayContaining([["stdout", "out\n"], ["stderr", "err\n"]]));
+    const events = run.stdout
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    expect(events.filter((e) => e.event === "job.output").map((e) => [e.stream, e.data])).toEqual(
+      expect.arrayContaining([
+        ["stdout", "out\n"],
+        ["stderr", "err\n"],
+      ]),
+    );
     const exit = events.at(-1);
     expect(exit).toMatchObject({ event: "job.exit", status: { state: "failed", exitCode: 3 } });
     const tailed = cli(["tail", "-f", "--json", exit.job]);
     expect(tailed.status).toBe(0);
-    const again = tailed.stdout.trimEnd().split("\n").map((line) => JSON.parse(line));
+    const again = tailed.stdout
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line));
     expect(again.at(-1)).toMatchObject({ event: "job.exit", job: exit.job });
     expect(again.filter((e) => e.event === "job.output").length).toBeGreaterThan(0);
   });

@@ -2,7 +2,9 @@ import { describe, expect, it } from "vitest";
 import { TestDaemon, withDaemon } from "./helpers/daemon.js";
 
 const exited = (daemon: TestDaemon): Promise<number | null> =>
-  new Promise((resolve) => (daemon.proc.exitCode !== null ? resolve(daemon.proc.exitCode) : daemon.proc.once("exit", (code) => resolve(code))));
+  new Promise((resolve) =>
+    daemon.proc.exitCode !== null ? resolve(daemon.proc.exitCode) : daemon.proc.once("exit", (code) => resolve(code)),
+  );
 
 describe("idle tracking", () => {
   it("reports lastActivity and idleMs, moved by actions and by job output", async () => {

@@ -8,7 +8,10 @@ describe("a full disk under a job's output", () => {
     // Cap 32 KiB → 4 KiB segments. The second segment is a symlink to /dev/full, so the kernel
     // answers its first write with a real ENOSPC.
     await withDaemon({ args: ["--output-cap", "32768"] }, async (daemon, client) => {
-      const { job } = await client.ok("shell", { command: "printf 'a%.0s' $(seq 100); read x; head -c 20000 /dev/zero; sleep 30", stdin: true });
+      const { job } = await client.ok("shell", {
+        command: "printf 'a%.0s' $(seq 100); read x; head -c 20000 /dev/zero; sleep 30",
+        stdin: true,
+      });
       const viewer = await daemon.client();
       await viewer.ok("jobs.follow", { job: job.id });
       await viewer.waitFor((f) => f.event === "job.output" && f.job === job.id);

@@ -37,7 +37,10 @@ describe("the run index of a job that switches streams all the time", () => {
       expect(status.outputBytes).toBe(800000);
       // Every kept byte keeps its stream: stdout reads only "o" lines, stderr only "e" lines.
       // (A line may be cut where the omitted middle begins or ends.)
-      for (const [stream, only] of [["stdout", /^[o\n]+$/], ["stderr", /^[e\n]+$/]] as const) {
+      for (const [stream, only] of [
+        ["stdout", /^[o\n]+$/],
+        ["stderr", /^[e\n]+$/],
+      ] as const) {
         let from = 0;
         let text = "";
         for (;;) {

@@ -18,14 +18,22 @@ describe("jobs actions", () => {
 
   it("jobs.output tail starts at a line start", async () => {
     const { job } = await t.client.ok("shell", { command: "for i in 1 2 3 4 5; do echo line$i; done", wait: 10_000 });
-    expect(await t.client.ok("jobs.output", { job: job.id, tail: 12 })).toMatchObject({ data: "line4\nline5\n", from: 18, next: 30, eof: true });
+    expect(await t.client.ok("jobs.output", { job: job.id, tail: 12 })).toMatchObject({
+      data: "line4\nline5\n",
+      from: 18,
+      next: 30,
+      eof: true,
+    });
     // Ten bytes from the end is inside line4: the read moves forward to the next line start.
     expect((await t.client.ok("jobs.output", { job: job.id, tail: 10 })).data).toBe("line5\n");
     expect((await t.client.ok("jobs.output", { job: job.id, tail: 1000 })).data).toBe("line1\nline2\nline3\nline4\nline5\n");
   });
 
   it("jobs.output tail with stream counts only that stream's bytes", async () => {
-    const { job } = await t.client.ok("shell", { command: "echo out1; echo err1 >&2; echo out2; echo err2 >&2; echo out3; echo err3 >&2; echo out4", wait: 10_000 });
+    const { job } = await t.client.ok("shell", {
+      command: "echo out1; echo err1 >&2; echo out2; echo err2 >&2; echo out3; echo err3 >&2; echo out4",
+      wait: 10_000,
+    });
     const reply = await t.client.ok("jobs.output", { job: job.id, tail: 10, stream: "stderr" });
     expect(reply.data).toBe("err2\nerr3\n");
     const all = await t.client.ok("jobs.output", { job: job.id });

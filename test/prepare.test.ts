@@ -66,9 +66,16 @@ describe.skipIf(!hasNix)("prepare through the daemon (real nix, offline stand-in
     expect(job).toMatchObject({ state: "succeeded", kind: "prepare" });
     expect(job!.result.environment.packages).toEqual(["hello-a", "pythonPackages.greeter", "tools.nested.deep"]);
     mkdirSync(join(ws, "src"));
-    expect(await run(join(ws, "src"), "hello-a; greeter; deep-tool")).toBe("hello-a from standin 1\ngreeter from standin 1\ndeep-tool from standin 1");
+    expect(await run(join(ws, "src"), "hello-a; greeter; deep-tool")).toBe(
+      "hello-a from standin 1\ngreeter from standin 1\ndeep-tool from standin 1",
+    );
     const spec = JSON.parse(readFileSync(join(ws, ".hotline/environment-spec.json"), "utf8"));
-    expect(spec).toMatchObject({ version: 1, packages: ["hello-a", "pythonPackages.greeter", "tools.nested.deep"], nixpkgs: { url: STANDIN_REF }, system: job!.result.environment.system });
+    expect(spec).toMatchObject({
+      version: 1,
+      packages: ["hello-a", "pythonPackages.greeter", "tools.nested.deep"],
+      nixpkgs: { url: STANDIN_REF },
+      system: job!.result.environment.system,
+    });
     expect(spec.nixpkgs.narHash).toMatch(/^sha256-/);
 
     const before = nixCalls();
@@ -97,7 +104,16 @@ describe.skipIf(!hasNix)("prepare through the daemon (real nix, offline stand-in
   it("refuses hostile package names before Nix runs, naming the entry", async () => {
     const ws = workspace();
     const before = nixCalls();
-    for (const [bad, index] of [["hello-a\"; rm -rf /", 1], ["${builtins.abort}", 1], ["a..b", 1], ["with space", 1], [".lead", 1], ["trail.", 1], ["", 1], ["../x", 1]] as const) {
+    for (const [bad, index] of [
+      ['hello-a"; rm -rf /', 1],
+      ["${builtins.abort}", 1],
+      ["a..b", 1],
+      ["with space", 1],
+      [".lead", 1],
+      ["trail.", 1],
+      ["", 1],
+      ["../x", 1],
+    ] as const) {
       const reply = await client.call("prepare", { workspace: ws, packages: ["hello-a", bad] });
       expect(reply.ok).toBe(false);
       expect(reply.error).toMatchObject({ code: "invalid_request", path: `/packages/${index}` });
@@ -124,7 +140,11 @@ describe.skipIf(!hasNix)("prepare through the daemon (real nix, offline stand-in
     });
     it.each([
       ["/packages/0", (marker: string) => savedSpec({ packages: [`hello-a ]; shellHook = "touch ${marker}"; junk = [ pkgs.hello-a`] })],
-      ["/nixpkgs/url", (marker: string) => savedSpec({ packages: ["hello-a"], nixpkgs: { url: `path:${STANDIN}"; x = builtins.exec [ "touch" "${marker}" ]; y = "` } })],
+      [
+        "/nixpkgs/url",
+        (marker: string) =>
+          savedSpec({ packages: ["hello-a"], nixpkgs: { url: `path:${STANDIN}"; x = builtins.exec [ "touch" "${marker}" ]; y = "` } }),
+      ],
       ["/flake", () => savedSpec({ flake: "../../elsewhere" })],
       ["/cacheKey", () => savedSpec({ flake: ".", cacheKey: "../../../../etc" })],
       ["/packages", () => savedSpec({ packages: "hello-a" })],
@@ -151,7 +171,9 @@ describe.skipIf(!hasNix)("prepare through the daemon (real nix, offline stand-in
     const log = await client.ok("jobs.output", { job: job!.id });
     expect(log.data).toContain("hooked shell hook ran");
     expect(job!.result.environment.hookRan).toBe(true);
-    expect(await run(ws, 'echo "$HOOKED_GREETING|$HOOKED_NAME|$HOOKED_SETUP"')).toBe("greeting from a stdenv function: hooked|hooked|from-setup-hook");
+    expect(await run(ws, 'echo "$HOOKED_GREETING|$HOOKED_NAME|$HOOKED_SETUP"')).toBe(
+      "greeting from a stdenv function: hooked|hooked|from-setup-hook",
+    );
     expect(await run(ws, 'echo "$HOOKED_NAME"', { HOOKED_NAME: "mine" })).toBe("mine");
     // PATH too: the prepared entries are not put in front of a PATH the job sets itself.
     expect(await run(ws, 'echo "$PATH"', { PATH: "/usr/bin:/bin" })).toBe("/usr/bin:/bin");
@@ -182,10 +204,17 @@ describe.skipIf(!hasNix)("prepare through the daemon (real nix, offline stand-in
     dirs.push(ws);
     const first = await prepared({ workspace: ws, flake: ".#dev" });
     expect(first.job!.state).toBe("succeeded");
-    expect(await run(ws, 'hello-b; echo "$REPO_SHELL $REPO_EXTRA"; echo "$REPO_HOOK"')).toBe(`hello-b from standin 1\ndev extra-1\nran in ${ws}`);
+    expect(await run(ws, 'hello-b; echo "$REPO_SHELL $REPO_EXTRA"; echo "$REPO_HOOK"')).toBe(
+      `hello-b from standin 1\ndev extra-1\nran in ${ws}`,
+    );
     expect((await client.ok("prepare", { workspace: ws, flake: ".#dev" })).ready).toBe(true);
     const text = readFileSync(join(ws, "flake.nix"), "utf8");
-    writeFileSync(join(ws, "flake.nix"), text.replace("inputs.nixpkgs.url", `inputs.other.url = "${STANDIN_REF}";\n  inputs.nixpkgs.url`).replace("{ self, nixpkgs }", "{ self, nixpkgs, other }"));
+    writeFileSync(
+      join(ws, "flake.nix"),
+      text
+        .replace("inputs.nixpkgs.url", `inputs.other.url = "${STANDIN_REF}";\n  inputs.nixpkgs.url`)
+        .replace("{ self, nixpkgs }", "{ self, nixpkgs, other }"),
+    );
     const lock = readFileSync(join(ws, "flake.lock"), "utf8");
     const refused = await prepared({ workspace: ws });
     expect(refused.job!.error).toMatchObject({ code: "conflict" });
@@ -219,7 +248,9 @@ describe.skipIf(!hasNix)("prepare through the daemon (real nix, offline stand-in
     ]);
     expect(a.job.id).toBe(b.job.id);
     expect(c.job.id).not.toBe(a.job.id);
-    const [ja, jc] = await Promise.all([a.job.id, c.job.id].map(async (id) => (await client.ok("jobs.wait", { job: id, timeoutMs: 60_000 }, 70_000)).job));
+    const [ja, jc] = await Promise.all(
+      [a.job.id, c.job.id].map(async (id) => (await client.ok("jobs.wait", { job: id, timeoutMs: 60_000 }, 70_000)).job),
+    );
     expect(ja.state).toBe("succeeded");
     expect(jc.state).toBe("succeeded");
     const logs = await Promise.all([a.job.id, c.job.id].map(async (id) => (await client.ok("jobs.output", { job: id })).data as string));
@@ -233,7 +264,8 @@ describe.skipIf(!hasNix)("prepare through the daemon (real nix, offline stand-in
 
   it("CLI: hotline prepare prepares, and hotline env shows what a job there gets", () => {
     const ws = workspace();
-    const cli = (...args: string[]) => spawnSync(process.execPath, [CLI_MAIN, ...args], { env: daemon.cliEnv, encoding: "utf8", timeout: 60_000 });
+    const cli = (...args: string[]) =>
+      spawnSync(process.execPath, [CLI_MAIN, ...args], { env: daemon.cliEnv, encoding: "utf8", timeout: 60_000 });
     const prep = cli("prepare", "--workspace", ws, "hello-b", "--json");
     expect(prep.status, prep.stderr).toBe(0);
     expect(JSON.parse(prep.stdout.trim().split("\n").at(-1)!).state).toBe("succeeded");
@@ -252,7 +284,11 @@ describe.skipIf(!hasNix)("prepare through the daemon (real nix, offline stand-in
     await prepared({ workspace: ws, packages: ["hello-a"] });
     const reply = await client.ok("prepare", { workspace: ws, packages: ["hello-a", "slow"] });
     await client.ok("jobs.follow", { job: reply.job.id });
-    await client.waitFor((f) => f.event === "job.output" && f.job === reply.job.id && String(f.data).includes("slow-build-started"), 30_000, "slow build start");
+    await client.waitFor(
+      (f) => f.event === "job.output" && f.job === reply.job.id && String(f.data).includes("slow-build-started"),
+      30_000,
+      "slow build start",
+    );
     await client.ok("jobs.cancel", { job: reply.job.id });
     const exit = await client.waitForExit(reply.job.id, 30_000);
     expect(exit.status.state).toBe("cancelled");
@@ -301,13 +337,16 @@ describe.skipIf(!hasNix)("prepare through the daemon (real nix, offline stand-in
   });
 
   it("answers unavailable, not invalid_request, when Nix itself fails (its store cannot be reached)", async () => {
-    await withDaemon({ env: { NIX_REMOTE: `unix://${join(scratch, "no-such-nix-daemon.sock")}`, HOTLINE_NIXPKGS: STANDIN_REF } }, async (_daemon, c) => {
-      const reply = await c.ok("prepare", { workspace: workspace(), packages: ["hello-a"] });
-      const { job } = await c.ok("jobs.wait", { job: reply.job.id, timeoutMs: 60_000 }, 70_000);
-      expect(job.state).toBe("failed");
-      expect(job.error).toMatchObject({ code: "unavailable" });
-      expect(job.error.message).toContain("cannot connect to socket");
-    });
+    await withDaemon(
+      { env: { NIX_REMOTE: `unix://${join(scratch, "no-such-nix-daemon.sock")}`, HOTLINE_NIXPKGS: STANDIN_REF } },
+      async (_daemon, c) => {
+        const reply = await c.ok("prepare", { workspace: workspace(), packages: ["hello-a"] });
+        const { job } = await c.ok("jobs.wait", { job: reply.job.id, timeoutMs: 60_000 }, 70_000);
+        expect(job.state).toBe("failed");
+        expect(job.error).toMatchObject({ code: "unavailable" });
+        expect(job.error.message).toContain("cannot connect to socket");
+      },
+    );
   });
 
   it("answers unavailable with install advice where Nix is missing, while other actions work", async () => {

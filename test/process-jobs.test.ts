@@ -63,7 +63,12 @@ describe("terminal jobs on a fresh daemon started from a plain xterm with LANG=C
     const show = 'echo "[$TERM|$COLORTERM|$LC_CTYPE|$LC_ALL]"';
     const plain = await t.client.ok("shell", { command: show, pty: { cols: 80, rows: 24 }, wait: 10_000 });
     expect(plain.output.data).toContain("[xterm-256color|truecolor|C.UTF-8|]");
-    const own = await t.client.ok("shell", { command: show, pty: { cols: 80, rows: 24 }, env: { TERM: "vt100", LC_ALL: "C" }, wait: 10_000 });
+    const own = await t.client.ok("shell", {
+      command: show,
+      pty: { cols: 80, rows: 24 },
+      env: { TERM: "vt100", LC_ALL: "C" },
+      wait: 10_000,
+    });
     expect(own.output.data).toContain("[vt100|truecolor|C.UTF-8|C]");
     const utf8 = await t.client.ok("shell", { command: show, pty: { cols: 80, rows: 24 }, env: { LANG: "en_US.UTF-8" }, wait: 10_000 });
     expect(utf8.output.data).toContain("[xterm-256color|truecolor||]");
@@ -83,7 +88,10 @@ describe("terminal jobs: the last bytes a job writes", () => {
       Array.from({ length: 6 }, async () => {
         for (let i = 0; i < 20; i++) {
           const { job } = await t.client.ok("shell", { command: 'read line; stty size; echo "got $line"', pty: { cols: 80, rows: 24 } });
-          await Promise.all([t.client.ok("jobs.resize", { job: job.id, cols: 100, rows: 30 }), t.client.ok("jobs.input", { job: job.id, data: "hi\r" })]);
+          await Promise.all([
+            t.client.ok("jobs.resize", { job: job.id, cols: 100, rows: 30 }),
+            t.client.ok("jobs.input", { job: job.id, data: "hi\r" }),
+          ]);
           await t.client.ok("jobs.wait", { job: job.id, timeoutMs: 10_000 });
           const out = (await t.client.ok("jobs.output", { job: job.id })).data as string;
           if (!out.includes("got hi\r\n")) lost.push(JSON.stringify(out));
@@ -153,7 +161,10 @@ describe("process jobs: processes that leave the job's group", () => {
   });
 
   it("stops a setsid grandchild after the job ends", async () => {
-    const result = await t.client.ok("shell", { command: `setsid ${stray(0)} </dev/null >/dev/null 2>&1 & ${untilRunning(0)}`, wait: 10_000 });
+    const result = await t.client.ok("shell", {
+      command: `setsid ${stray(0)} </dev/null >/dev/null 2>&1 & ${untilRunning(0)}`,
+      wait: 10_000,
+    });
     expect(result.job.state).toBe("succeeded");
     await expect.poll(() => processesRunning(stray(0)), { timeout: 15_000, interval: 100 }).toEqual([]);
   });
@@ -166,7 +177,9 @@ describe("process jobs: processes that leave the job's group", () => {
   });
 
   it("stops a setsid grandchild on cancel", async () => {
-    const { job } = await t.client.ok("shell", { command: `setsid ${stray(2)} </dev/null >/dev/null 2>&1 & ${untilRunning(2)}; sleep 600` });
+    const { job } = await t.client.ok("shell", {
+      command: `setsid ${stray(2)} </dev/null >/dev/null 2>&1 & ${untilRunning(2)}; sleep 600`,
+    });
     await t.client.ok("jobs.follow", { job: job.id });
     await t.client.waitFor((f) => f.event === "job.output" && f.job === job.id);
     await t.client.ok("jobs.cancel", { job: job.id, graceMs: 500 });
@@ -176,7 +189,10 @@ describe("process jobs: processes that leave the job's group", () => {
   });
 
   it("also stops a stray that ignores SIGTERM, with SIGKILL after the grace", async () => {
-    const result = await t.client.ok("shell", { command: `setsid bash -c "trap '' TERM; exec ${stray(3)}" </dev/null >/dev/null 2>&1 & ${untilRunning(3)}`, wait: 10_000 });
+    const result = await t.client.ok("shell", {
+      command: `setsid bash -c "trap '' TERM; exec ${stray(3)}" </dev/null >/dev/null 2>&1 & ${untilRunning(3)}`,
+      wait: 10_000,
+    });
     expect(result.job.state).toBe("succeeded");
     await expect.poll(() => processesRunning(stray(3)), { timeout: 15_000, interval: 100 }).toEqual([]);
   });

@@ -20,7 +20,9 @@ describe("no callback exception ends the daemon", () => {
       // a proper end event, or the daemon dying — happens once the drain callback reads the deleted log.
       const settled = Promise.race([
         new Promise((resolve) => viewer.ws.once("close", resolve)),
-        new Promise((resolve) => daemon.proc.stderr!.on("data", (chunk: Buffer) => chunk.toString().includes("uncaught") && resolve("logged"))),
+        new Promise((resolve) =>
+          daemon.proc.stderr!.on("data", (chunk: Buffer) => chunk.toString().includes("uncaught") && resolve("logged")),
+        ),
         viewer.waitFor((f) => f.event === "job.exit" || f.event === "job.error", 60_000, "end of the evicted follow"),
         new Promise((resolve) => daemon.proc.once("exit", resolve)),
       ]);

@@ -12,7 +12,13 @@ const SCHEMA_DIR = join(ROOT, "schemas/");
 
 function isGitCheckout(): boolean {
   try {
-    return execFileSync("git", ["rev-parse", "--is-inside-work-tree"], { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim() === "true";
+    return (
+      execFileSync("git", ["rev-parse", "--is-inside-work-tree"], {
+        cwd: ROOT,
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "ignore"],
+      }).trim() === "true"
+    );
   } catch {
     return false;
   }

@@ -17,7 +17,10 @@ const fit = new FitAddon();
 term.loadAddon(fit);
 term.open(document.getElementById("output")!);
 
-const state: { conn?: LinkConnection; scope?: "manage" | "observe"; selected?: string; term: Terminal; jobs: Map<string, JobStatus> } = { term, jobs };
+const state: { conn?: LinkConnection; scope?: "manage" | "observe"; selected?: string; term: Terminal; jobs: Map<string, JobStatus> } = {
+  term,
+  jobs,
+};
 (window as unknown as { hotline: typeof state }).hotline = state;
 
 function say(text: string): void {
@@ -50,7 +53,10 @@ function render(job: JobStatus): void {
     row.addEventListener("click", () => select(job.id));
     rows.set(job.id, row);
     // Newest first: job ids sort by creation time.
-    const after = [...rows.keys()].filter((id) => id > job.id).sort().pop();
+    const after = [...rows.keys()]
+      .filter((id) => id > job.id)
+      .sort()
+      .pop();
     const before = after === undefined ? list.firstChild : rows.get(after)!.nextSibling;
     list.insertBefore(row, before);
   }
@@ -150,10 +156,13 @@ else {
       const job = state.selected ? jobs.get(state.selected) : undefined;
       if (job) void follow(job.id, Math.max(0, job.outputBytes - TAIL_BYTES));
     });
-    document.getElementById("copy")!.addEventListener("click", () => void copyOutput().catch((err: Error) => say(`copy failed: ${err.message}`)));
+    document
+      .getElementById("copy")!
+      .addEventListener("click", () => void copyOutput().catch((err: Error) => say(`copy failed: ${err.message}`)));
     document.getElementById("cancel")!.addEventListener("click", () => {
       const id = state.selected;
-      if (id) state.conn?.request("jobs.cancel", { job: id, wait: 5000 }).then(upsert, (err: Error) => say(`cancel refused: ${err.message}`));
+      if (id)
+        state.conn?.request("jobs.cancel", { job: id, wait: 5000 }).then(upsert, (err: Error) => say(`cancel refused: ${err.message}`));
     });
     window.addEventListener("resize", () => fit.fit());
     // Durations of running jobs tick locally; the job list itself changes only on events.

@@ -26,7 +26,10 @@ export function openSocket(link: Link): Promise<LinkConnection> {
   return LinkConnection.open(socketUrl(), link.token, WebSocket as unknown as LinkSocketConstructor);
 }
 
-export type LinkCheck = { state: "valid"; scope: "manage" | "observe"; expiresAt: string | null } | { state: "refused"; message: string } | { state: "unreachable" };
+export type LinkCheck =
+  | { state: "valid"; scope: "manage" | "observe"; expiresAt: string | null }
+  | { state: "refused"; message: string }
+  | { state: "unreachable" };
 
 /**
  * Asks the daemon whether the link's token holds. A refused WebSocket upgrade looks like any
@@ -34,8 +37,15 @@ export type LinkCheck = { state: "valid"; scope: "manage" | "observe"; expiresAt
  */
 export async function checkLink(link: Link): Promise<LinkCheck> {
   try {
-    const res = await fetch(new URL("link", location.href).pathname, { headers: { Authorization: `Bearer ${link.token}` }, cache: "no-store" });
-    const body = (await res.json()) as { ok: boolean; result?: { scope: "manage" | "observe"; expiresAt: string | null }; error?: { message: string } };
+    const res = await fetch(new URL("link", location.href).pathname, {
+      headers: { Authorization: `Bearer ${link.token}` },
+      cache: "no-store",
+    });
+    const body = (await res.json()) as {
+      ok: boolean;
+      result?: { scope: "manage" | "observe"; expiresAt: string | null };
+      error?: { message: string };
+    };
     if (res.status === 401) return { state: "refused", message: body.error?.message ?? "this link is not valid" };
     if (body.ok && body.result) return { state: "valid", ...body.result };
     return { state: "unreachable" };
@@ -58,7 +68,10 @@ export function showLinkRefused(what: "terminal" | "console", message: string): 
   const p2 = document.createElement("p");
   p2.textContent = "Get a new one:";
   const pre = document.createElement("pre");
-  pre.textContent = what === "terminal" ? "hotline terminal --url        # or the action terminal.open" : "hotline console               # or the action console.open";
+  pre.textContent =
+    what === "terminal"
+      ? "hotline terminal --url        # or the action terminal.open"
+      : "hotline console               # or the action console.open";
   box.append(h1, p1, p2, pre);
   document.body.append(box);
 }
@@ -84,7 +97,13 @@ const CLOSE_TOKEN_INVALID = 4001;
  * Keeps the link's socket open: runs `session` on each new connection, and after a drop reconnects
  * with back-off, until `done()` or the link no longer holds (then the explanatory page is shown).
  */
-export async function keepConnected(link: Link, what: "terminal" | "console", say: (text: string) => void, session: (conn: LinkConnection) => Promise<void>, done: () => boolean = () => false): Promise<void> {
+export async function keepConnected(
+  link: Link,
+  what: "terminal" | "console",
+  say: (text: string) => void,
+  session: (conn: LinkConnection) => Promise<void>,
+  done: () => boolean = () => false,
+): Promise<void> {
   for (let attempt = 0; !done(); attempt++) {
     let conn: LinkConnection;
     try {

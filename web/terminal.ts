@@ -13,7 +13,11 @@ term.open(document.getElementById("terminal")!);
 fit.fit();
 
 /** What tests and curious operators can read: the terminal and the live connection. */
-const state: { term: Terminal; conn?: LinkConnection; next?: number; ended: boolean; connects: number } = { term, ended: false, connects: 0 };
+const state: { term: Terminal; conn?: LinkConnection; next?: number; ended: boolean; connects: number } = {
+  term,
+  ended: false,
+  connects: 0,
+};
 (window as unknown as { hotline: typeof state }).hotline = state;
 
 function say(text: string): void {
@@ -55,12 +59,20 @@ if (!link || !job) showLinkRefused("terminal", "this address carries no terminal
 else {
   document.title = `hotline terminal ${job}`;
   term.onData((data) => {
-    state.conn?.request("jobs.input", { job, data }).catch((err: Error & { code?: string }) => say(`input refused: ${err.code ?? ""} ${err.message}`));
+    state.conn
+      ?.request("jobs.input", { job, data })
+      .catch((err: Error & { code?: string }) => say(`input refused: ${err.code ?? ""} ${err.message}`));
   });
   term.onResize(({ cols, rows }) => {
     state.conn?.request("jobs.resize", { job, cols, rows }).catch(() => {});
   });
   window.addEventListener("resize", () => fit.fit());
   term.focus();
-  void keepConnected(link, "terminal", say, (conn) => attach(conn, job), () => state.ended);
+  void keepConnected(
+    link,
+    "terminal",
+    say,
+    (conn) => attach(conn, job),
+    () => state.ended,
+  );
 }

@@ -10,7 +10,9 @@ const DETACH_KEY = 0x1d;
 /** Reattaching replays this much of the terminal's output (the daemon's own default for terminals). */
 const SCROLLBACK_BYTES = 256 * 1024;
 
-type Opened = { available: true; webTerminalUrl: string; expiresAt: string; tokenId: string; job: JobStatus } | { available: false; reason: string };
+type Opened =
+  | { available: true; webTerminalUrl: string; expiresAt: string; tokenId: string; job: JobStatus }
+  | { available: false; reason: string };
 
 /** `hotline terminal [--url] [--cwd D] [JOB]`: a terminal job, attached here or as a browser link. */
 const terminal: Command = async ({ client, args, flags, json }) => {
@@ -19,7 +21,11 @@ const terminal: Command = async ({ client, args, flags, json }) => {
   if (typeof flags.cwd === "string") params.cwd = flags.cwd;
   if (flags.url === true) {
     const opened = await client.request<Opened>("terminal.open", params);
-    printResult(opened, json, () => (opened.available ? `${opened.webTerminalUrl}\n(expires ${opened.expiresAt}; job ${opened.job.id})` : `no web terminal here: ${opened.reason}`));
+    printResult(opened, json, () =>
+      opened.available
+        ? `${opened.webTerminalUrl}\n(expires ${opened.expiresAt}; job ${opened.job.id})`
+        : `no web terminal here: ${opened.reason}`,
+    );
     return opened.available ? 0 : EXIT.other;
   }
   if (!process.stdin.isTTY || !process.stdout.isTTY) {
@@ -39,7 +45,8 @@ const terminal: Command = async ({ client, args, flags, json }) => {
 /** Raw mode, keys to jobs.input, output to stdout, SIGWINCH to jobs.resize, until exit or Ctrl-]. */
 async function attach(client: CliClient, job: string, from: number): Promise<number> {
   const stdin = process.stdin;
-  const resize = (): void => void client.request("jobs.resize", { job, cols: process.stdout.columns, rows: process.stdout.rows }).catch(() => {});
+  const resize = (): void =>
+    void client.request("jobs.resize", { job, cols: process.stdout.columns, rows: process.stdout.rows }).catch(() => {});
   let detach: () => void = () => {};
   const detached = new Promise<"detached">((resolve) => (detach = () => resolve("detached")));
   const onKeys = (data: Buffer): void => {
@@ -57,7 +64,9 @@ async function attach(client: CliClient, job: string, from: number): Promise<num
     const ended = untilJobExit(client, job, { from, onOutput: (_stream, bytes) => process.stdout.write(bytes) });
     const outcome = await Promise.race([ended, detached]);
     if (outcome === "detached") {
-      process.stderr.write(`\r\n[detached from ${job}; it keeps running: hotline terminal ${job} attaches again, hotline cancel ${job} ends it]\r\n`);
+      process.stderr.write(
+        `\r\n[detached from ${job}; it keeps running: hotline terminal ${job} attaches again, hotline cancel ${job} ends it]\r\n`,
+      );
       return 0;
     }
     return exitCodeOf(outcome);
@@ -71,8 +80,12 @@ async function attach(client: CliClient, job: string, from: number): Promise<num
 
 /** `hotline console`: prints a link to the operator console, with this CLI token's scope. */
 const console_: Command = async ({ client, json }) => {
-  const opened = await client.request<{ available: true; consoleUrl: string; expiresAt: string; scope: string } | { available: false; reason: string }>("console.open", {});
-  printResult(opened, json, () => (opened.available ? `${opened.consoleUrl}\n(${opened.scope} link, expires ${opened.expiresAt})` : `no console here: ${opened.reason}`));
+  const opened = await client.request<
+    { available: true; consoleUrl: string; expiresAt: string; scope: string } | { available: false; reason: string }
+  >("console.open", {});
+  printResult(opened, json, () =>
+    opened.available ? `${opened.consoleUrl}\n(${opened.scope} link, expires ${opened.expiresAt})` : `no console here: ${opened.reason}`,
+  );
   return opened.available ? 0 : EXIT.other;
 };
 

@@ -45,7 +45,12 @@ const cache: Command = async ({ client, args, flags, json }) => {
       params.keep = Number(flags.keep);
     }
     const result = await client.request<{ removed: Array<{ cacheKey: string }>; kept: number }>("cache.prune", params);
-    printResult(result, json, () => `removed ${result.removed.length} entr${result.removed.length === 1 ? "y" : "ies"}, kept ${result.kept}${result.removed.map((r) => `\n  ${r.cacheKey.slice(0, 12)}`).join("")}`);
+    printResult(
+      result,
+      json,
+      () =>
+        `removed ${result.removed.length} entr${result.removed.length === 1 ? "y" : "ies"}, kept ${result.kept}${result.removed.map((r) => `\n  ${r.cacheKey.slice(0, 12)}`).join("")}`,
+    );
     return 0;
   }
   throw new Error(USAGE);

@@ -26,17 +26,26 @@ export function parseDuration(text: string): number {
 const shell: Command = async ({ client, args, flags, json }) => {
   if (args.length === 0) throw new Error("usage: hotline shell [--cwd D] [--pty] -- CMD…");
   const pty = flags.pty === true;
-  const params: Record<string, unknown> = { command: args.length === 1 ? args[0] : args, cwd: typeof flags.cwd === "string" ? flags.cwd : process.cwd() };
+  const params: Record<string, unknown> = {
+    command: args.length === 1 ? args[0] : args,
+    cwd: typeof flags.cwd === "string" ? flags.cwd : process.cwd(),
+  };
   if (pty) params.pty = { cols: process.stdout.columns ?? 80, rows: process.stdout.rows ?? 24 };
   else if (!process.stdin.isTTY) params.stdin = true;
   const { job } = await client.request<{ job: JobStatus }>("shell", params);
   const cancel = (): void => void client.request("jobs.cancel", { job: job.id }).catch(() => {});
   if (pty && process.stdin.isTTY) {
     process.stdin.setRawMode(true);
-    process.stdout.on("resize", () => void client.request("jobs.resize", { job: job.id, cols: process.stdout.columns, rows: process.stdout.rows }).catch(() => {}));
+    process.stdout.on(
+      "resize",
+      () => void client.request("jobs.resize", { job: job.id, cols: process.stdout.columns, rows: process.stdout.rows }).catch(() => {}),
+    );
   } else process.once("SIGINT", cancel);
   if (pty || params.stdin === true) {
-    process.stdin.on("data", (d: Buffer) => void client.request("jobs.input", { job: job.id, data: d.toString("base64"), encoding: "base64" }).catch(() => {}));
+    process.stdin.on(
+      "data",
+      (d: Buffer) => void client.request("jobs.input", { job: job.id, data: d.toString("base64"), encoding: "base64" }).catch(() => {}),
+    );
     process.stdin.on("end", () => void client.request("jobs.input", { job: job.id, eof: true }).catch(() => {}));
   }
   try {

@@ -33,7 +33,11 @@ function bar(p: Record<string, unknown>): string {
 }
 
 /** Follows a file job with a progress bar on a TTY; Ctrl-C cancels it (and its partial files). */
-async function followFileJob({ client, json, tty }: CommandContext, job: JobStatus, describe: (final: JobStatus) => string): Promise<number> {
+async function followFileJob(
+  { client, json, tty }: CommandContext,
+  job: JobStatus,
+  describe: (final: JobStatus) => string,
+): Promise<number> {
   const live = tty && process.stderr.isTTY === true && !json;
   const line = new LiveLine(process.stderr);
   const onProgress = live ? (p: Record<string, unknown>) => line.draw(bar(p)) : undefined;
@@ -69,7 +73,9 @@ const download: Command = async (ctx) => {
   const { client, args, flags } = ctx;
   const repo = str(flags.github);
   if ((args.length === 1) === (repo !== undefined)) {
-    throw new Error("usage: hotline download URL [--dest PATH] [--sha256 HEX] [--overwrite]\n       hotline download --github OWNER/NAME [--tag TAG|latest] --asset GLOB [--dest PATH] …");
+    throw new Error(
+      "usage: hotline download URL [--dest PATH] [--sha256 HEX] [--overwrite]\n       hotline download --github OWNER/NAME [--tag TAG|latest] --asset GLOB [--dest PATH] …",
+    );
   }
   // A directory (the current one by default) keeps the server's file name.
   const destFlag = str(flags.dest);
@@ -81,7 +87,9 @@ const download: Command = async (ctx) => {
   if (flags.overwrite === true) params.overwrite = true;
   const { job } = await client.request<{ job: JobStatus }>("files.download", params);
   return followFileJob(ctx, job, (f) =>
-    f.state === "succeeded" ? `${String(f.result?.path)}  ${humanBytes(Number(f.result?.size))}  sha256 ${String(f.result?.sha256)}` : endedText("download", f),
+    f.state === "succeeded"
+      ? `${String(f.result?.path)}  ${humanBytes(Number(f.result?.size))}  sha256 ${String(f.result?.sha256)}`
+      : endedText("download", f),
   );
 };
 
@@ -93,7 +101,9 @@ const extract: Command = async (ctx) => {
   if (str(flags.format)) params.format = flags.format;
   const { job } = await client.request<{ job: JobStatus }>("files.extract", params);
   return followFileJob(ctx, job, (f) =>
-    f.state === "succeeded" ? `${String(f.result?.dest)}  ${String(f.result?.entries)} entries, ${humanBytes(Number(f.result?.bytes))}` : endedText("extract", f),
+    f.state === "succeeded"
+      ? `${String(f.result?.dest)}  ${String(f.result?.entries)} entries, ${humanBytes(Number(f.result?.bytes))}`
+      : endedText("extract", f),
   );
 };
 
@@ -107,14 +117,18 @@ const run: Command = async ({ client, args, flags }) => {
   const cancel = (): void => void client.request("jobs.cancel", { job: job.id }).catch(() => {});
   process.once("SIGINT", cancel);
   if (params.stdin === true) {
-    process.stdin.on("data", (d: Buffer) => void client.request("jobs.input", { job: job.id, data: d.toString("base64"), encoding: "base64" }).catch(() => {}));
+    process.stdin.on(
+      "data",
+      (d: Buffer) => void client.request("jobs.input", { job: job.id, data: d.toString("base64"), encoding: "base64" }).catch(() => {}),
+    );
     process.stdin.on("end", () => void client.request("jobs.input", { job: job.id, eof: true }).catch(() => {}));
   }
   const final = await followToStdio(client, job.id).finally(() => {
     process.stdin.pause();
     process.off("SIGINT", cancel);
   });
-  if (final.error && final.state === "failed" && final.exitCode === undefined) process.stderr.write(`hotline: ${cliErrorText(final.error)}\n`);
+  if (final.error && final.state === "failed" && final.exitCode === undefined)
+    process.stderr.write(`hotline: ${cliErrorText(final.error)}\n`);
   return exitCodeOf(final);
 };
 

@@ -21,7 +21,9 @@ function wireEvent(event: FollowEvent): Record<string, unknown> {
   if (event.event !== "job.output") return event;
   const { bytes, ...header } = event;
   // The text protocol's rule: UTF-8 text as it is, anything else base64.
-  return isUtf8(bytes) ? { ...header, data: bytes.toString("utf8"), encoding: "utf8" } : { ...header, data: bytes.toString("base64"), encoding: "base64" };
+  return isUtf8(bytes)
+    ? { ...header, data: bytes.toString("utf8"), encoding: "utf8" }
+    : { ...header, data: bytes.toString("base64"), encoding: "base64" };
 }
 
 /**
@@ -49,7 +51,11 @@ export async function untilJobExit(client: CliClient, job: string, options: Foll
 }
 
 /** Writes a job's output to this process's stdout/stderr (or, with `json`, every event as one JSON line). */
-export function followToStdio(client: CliClient, job: string, options: { from?: number; json?: boolean; live?: LiveLine; onProgress?: FollowOptions["onProgress"] } = {}): Promise<JobStatus> {
+export function followToStdio(
+  client: CliClient,
+  job: string,
+  options: { from?: number; json?: boolean; live?: LiveLine; onProgress?: FollowOptions["onProgress"] } = {},
+): Promise<JobStatus> {
   if (options.json) {
     return untilJobExit(client, job, { from: options.from, onEvent: (event) => process.stdout.write(`${JSON.stringify(event)}\n`) });
   }

@@ -34,7 +34,11 @@ export interface ReadReply {
  * while this side decodes; one request at a time would leave each side idle half the time.
  * With `binary`, the bytes come raw in the binary frame that follows each reply.
  */
-export async function* readSlices(connection: Connection, path: string, options: { limit?: number; depth?: number; binary?: boolean } = {}): AsyncGenerator<ReadReply> {
+export async function* readSlices(
+  connection: Connection,
+  path: string,
+  options: { limit?: number; depth?: number; binary?: boolean } = {},
+): AsyncGenerator<ReadReply> {
   const limit = options.limit ?? FILE_READ_MAX_LIMIT;
   const depth = options.depth ?? 3;
   const frames = new Map<number, Buffer>();
@@ -52,7 +56,10 @@ export async function* readSlices(connection: Connection, path: string, options:
     frames.delete(offset);
     return ready ? Promise.resolve(ready) : new Promise((resolve) => arrived.set(offset, resolve));
   };
-  const ask = (offset: number) => ({ offset, reply: connection.request("files.read", { path, offset, limit, ...(options.binary ? { binary: true } : {}) }) as Promise<ReadReply> });
+  const ask = (offset: number) => ({
+    offset,
+    reply: connection.request("files.read", { path, offset, limit, ...(options.binary ? { binary: true } : {}) }) as Promise<ReadReply>,
+  });
   let queue = [ask(0)];
   let want = 0;
   try {
@@ -153,7 +160,11 @@ const grep: Command = async ({ client, args, flags, json }) => {
   if (flags.regex === true) params.regex = true;
   if (str(flags.glob)) params.glob = flags.glob;
   if (str(flags.limit)) params.maxResults = Number(flags.limit);
-  const r = await client.request<{ matches: Array<{ path: string; line: number; column: number; text: string }>; more: boolean; timedOut: boolean }>("files.search", params);
+  const r = await client.request<{
+    matches: Array<{ path: string; line: number; column: number; text: string }>;
+    more: boolean;
+    timedOut: boolean;
+  }>("files.search", params);
   const tail = r.timedOut ? ["… stopped after 10 s"] : r.more ? ["… more (raise --limit)"] : [];
   printResult(r, json, () => [...r.matches.map((m) => `${m.path}:${m.line}:${m.column}:${m.text}`), ...tail].join("\n"));
   return r.matches.length > 0 ? 0 : 1;

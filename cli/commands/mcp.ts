@@ -14,7 +14,13 @@ export async function runMcp(argv: string[]): Promise<number> {
   try {
     ({ values } = parseArgs({
       args: argv,
-      options: { "state-dir": { type: "string" }, "config-dir": { type: "string" }, url: { type: "string" }, "token-file": { type: "string" }, help: { type: "boolean", short: "h" } },
+      options: {
+        "state-dir": { type: "string" },
+        "config-dir": { type: "string" },
+        url: { type: "string" },
+        "token-file": { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
       strict: true,
     }));
   } catch (err) {

@@ -11,7 +11,9 @@ function progressLine(p: Record<string, unknown>): string {
   const total = typeof p.total === "number" ? p.total : null;
   const width = 24;
   const filled = total && total > 0 ? Math.min(width, Math.round((done / total) * width)) : 0;
-  const bar = total ? `[${"#".repeat(filled)}${".".repeat(width - filled)}] ${done}/${total} ${String(p.unit ?? "")}` : String(p.phase ?? "");
+  const bar = total
+    ? `[${"#".repeat(filled)}${".".repeat(width - filled)}] ${done}/${total} ${String(p.unit ?? "")}`
+    : String(p.phase ?? "");
   return `${bar}  ${String(p.message ?? "")}`;
 }
 
@@ -29,7 +31,12 @@ const prepare: Command = async ({ client, args, flags, json, tty }) => {
   if (flags["update-lock"] === true) params.updateLock = true;
   const reply = await client.request<{ ready: boolean; environment?: Record<string, unknown>; job?: JobStatus }>("prepare", params);
   if (reply.ready) {
-    printResult(reply, json, () => `ready: ${String(reply.environment?.workspace)} (${(reply.environment?.variables as string[] | undefined)?.length ?? 0} variables, cache ${String(reply.environment?.cacheKey).slice(0, 12)})`);
+    printResult(
+      reply,
+      json,
+      () =>
+        `ready: ${String(reply.environment?.workspace)} (${(reply.environment?.variables as string[] | undefined)?.length ?? 0} variables, cache ${String(reply.environment?.cacheKey).slice(0, 12)})`,
+    );
     return 0;
   }
   const job = reply.job!;
@@ -47,7 +54,11 @@ const prepare: Command = async ({ client, args, flags, json, tty }) => {
     line?.clear();
   });
   printResult(final, json, () =>
-    final.state === "succeeded" ? `ready: ${params.workspace as string}` : final.state === "cancelled" ? cancelledText(job.id, cancelledHere) : endedText("prepare", final),
+    final.state === "succeeded"
+      ? `ready: ${params.workspace as string}`
+      : final.state === "cancelled"
+        ? cancelledText(job.id, cancelledHere)
+        : endedText("prepare", final),
   );
   return exitCodeOf(final);
 };
@@ -55,8 +66,13 @@ const prepare: Command = async ({ client, args, flags, json, tty }) => {
 /** The environment a job in DIR gets, as the daemon composes it (asked of a real job, so it cannot drift). */
 const env: Command = async ({ client, args, json }) => {
   const cwd = resolve(args[0] ?? process.cwd());
-  const reply = await client.request<{ job: JobStatus; output?: { data: string; encoding: string } }>("shell", { command: ["env", "-0"], cwd, wait: 30_000 });
-  if (!reply.output || reply.job.state !== "succeeded") throw new Error(`could not read the environment in ${cwd} (job ${reply.job.id} ${reply.job.state})`);
+  const reply = await client.request<{ job: JobStatus; output?: { data: string; encoding: string } }>("shell", {
+    command: ["env", "-0"],
+    cwd,
+    wait: 30_000,
+  });
+  if (!reply.output || reply.job.state !== "succeeded")
+    throw new Error(`could not read the environment in ${cwd} (job ${reply.job.id} ${reply.job.state})`);
   const text = Buffer.from(reply.output.data, reply.output.encoding === "base64" ? "base64" : "utf8").toString("utf8");
   const vars: Record<string, string> = {};
   for (const entry of text.split("\0")) {
@@ -64,7 +80,11 @@ const env: Command = async ({ client, args, json }) => {
     if (eq > 0) vars[entry.slice(0, eq)] = entry.slice(eq + 1);
   }
   const sorted = Object.fromEntries(Object.entries(vars).sort(([a], [b]) => a.localeCompare(b)));
-  printResult(sorted, json, () => Object.entries(sorted).map(([k, v]) => `${k}=${v}`).join("\n"));
+  printResult(sorted, json, () =>
+    Object.entries(sorted)
+      .map(([k, v]) => `${k}=${v}`)
+      .join("\n"),
+  );
   return 0;
 };
 

@@ -16,7 +16,8 @@ const schema: Command = async ({ args }) => {
   const name = args[0];
   if (name === undefined) return print(files.get("index.json"));
   const params = files.get(`actions/${name}.params.json`);
-  if (params) return print({ request: files.get(`actions/${name}.request.json`), params, result: files.get(`actions/${name}.result.json`) });
+  if (params)
+    return print({ request: files.get(`actions/${name}.request.json`), params, result: files.get(`actions/${name}.result.json`) });
   const file = [name, `${name}.json`, `events/${name}.json`].map((path) => files.get(path)).find(Boolean);
   if (file) return print(file);
   const known = [...files.keys()].map((path) => path.replace(/\.json$/, "")).join(", ");

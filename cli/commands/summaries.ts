@@ -67,7 +67,7 @@ export function jobsTable(jobs: JobStatus[], more: boolean, now = Date.now()): s
     const started = job.startedAt ?? job.createdAt;
     const end = job.endedAt ? Date.parse(job.endedAt) : now;
     const took = job.startedAt ? duration(end - Date.parse(job.startedAt)) + (job.endedAt ? "" : "…") : "-";
-    const code = job.exitCode !== undefined ? String(job.exitCode) : job.signal ?? "";
+    const code = job.exitCode !== undefined ? String(job.exitCode) : (job.signal ?? "");
     return [job.id, job.state, job.kind, localTime(started), took, code, job.title];
   });
   const header = ["ID", "STATE", "KIND", "STARTED", "DURATION", "EXIT", "TITLE"];

@@ -37,11 +37,27 @@ const repos: Command = async ({ client, args, flags, json }) => {
     case "add": {
       const url = str(flags, "origin");
       const path = str(flags, "path");
-      return runJob(client, "repos.add", { ...base, ...(url ? { url } : {}), ...(path ? { path } : {}) }, json, (r) => `${String(r.repo)}: ${String(r.path)} (${String(r.branch)} @ ${short(r.commit)})`);
+      return runJob(
+        client,
+        "repos.add",
+        { ...base, ...(url ? { url } : {}), ...(path ? { path } : {}) },
+        json,
+        (r) => `${String(r.repo)}: ${String(r.path)} (${String(r.branch)} @ ${short(r.commit)})`,
+      );
     }
     case "list": {
       const { repos: list } = await client.request<{ repos: Row[] }>("repos.list");
-      printResult({ repos: list }, json, () => list.map((r) => `${String(r.repo).padEnd(16)} ${String(r.branch ?? "(detached)").padEnd(12)} ${short(r.commit)}  ${String(r.path)}${r.origin ? `  ${String(r.origin)}` : ""}`).join("\n") || "(no repositories)");
+      printResult(
+        { repos: list },
+        json,
+        () =>
+          list
+            .map(
+              (r) =>
+                `${String(r.repo).padEnd(16)} ${String(r.branch ?? "(detached)").padEnd(12)} ${short(r.commit)}  ${String(r.path)}${r.origin ? `  ${String(r.origin)}` : ""}`,
+            )
+            .join("\n") || "(no repositories)",
+      );
       return 0;
     }
     case "snapshot": {
@@ -55,14 +71,21 @@ const repos: Command = async ({ client, args, flags, json }) => {
   }
 };
 
-const TASKS_USAGE = "usage: hotline tasks create TASK [--repo R] [--base REF] | list [--repo R] | commit TASK -m MSG | merge TASK [--into BRANCH] | remove TASK [--force]";
+const TASKS_USAGE =
+  "usage: hotline tasks create TASK [--repo R] [--base REF] | list [--repo R] | commit TASK -m MSG | merge TASK [--into BRANCH] | remove TASK [--force]";
 
 const tasks: Command = async ({ client, args, flags, json }) => {
   const [sub, task] = args;
   if (sub === "list") {
     const repo = str(flags, "repo");
     const { tasks: list } = await client.request<{ tasks: Row[] }>("tasks.list", repo ? { repo } : {});
-    printResult({ tasks: list }, json, () => list.map((t) => `${String(t.task).padEnd(20)} ${String(t.repo).padEnd(12)} ${short(t.commit)}  ${String(t.path)}`).join("\n") || "(no tasks)");
+    printResult(
+      { tasks: list },
+      json,
+      () =>
+        list.map((t) => `${String(t.task).padEnd(20)} ${String(t.repo).padEnd(12)} ${short(t.commit)}  ${String(t.path)}`).join("\n") ||
+        "(no tasks)",
+    );
     return 0;
   }
   if (task === undefined) throw new Error(TASKS_USAGE);
@@ -79,18 +102,29 @@ const tasks: Command = async ({ client, args, flags, json }) => {
       const message = str(flags, "message");
       if (!message) throw new Error("usage: hotline tasks commit TASK -m MESSAGE");
       result = await client.request("tasks.commit", { task, message });
-      printResult(result, json, () => (result.committed ? `${short(result.commit)} on ${String(result.branch)} (${String(result.fileCount)} files)` : "nothing to commit"));
+      printResult(result, json, () =>
+        result.committed ? `${short(result.commit)} on ${String(result.branch)} (${String(result.fileCount)} files)` : "nothing to commit",
+      );
       return 0;
     }
     case "merge": {
       const into = str(flags, "into");
       result = await client.request("tasks.merge", { task, ...(into ? { into } : {}) });
-      printResult(result, json, () => (result.merged ? `merged ${String(result.branch)} into ${String(result.into)} @ ${short(result.commit)}` : `${String(result.into)} already contains ${String(result.branch)}`));
+      printResult(result, json, () =>
+        result.merged
+          ? `merged ${String(result.branch)} into ${String(result.into)} @ ${short(result.commit)}`
+          : `${String(result.into)} already contains ${String(result.branch)}`,
+      );
       return 0;
     }
     case "remove":
       result = await client.request("tasks.remove", { task, ...(flags.force === true ? { force: true } : {}) });
-      printResult(result, json, () => `removed ${task}${result.branchDeleted ? ` and branch ${String(result.branch)}` : ` (branch ${String(result.branch)} kept: not merged)`}`);
+      printResult(
+        result,
+        json,
+        () =>
+          `removed ${task}${result.branchDeleted ? ` and branch ${String(result.branch)}` : ` (branch ${String(result.branch)} kept: not merged)`}`,
+      );
       return 0;
     default:
       throw new Error(TASKS_USAGE);
@@ -119,7 +153,8 @@ async function readStdin(): Promise<string> {
 const secrets: Command = async ({ client, args, flags, json }) => {
   const repo = str(flags, "repo");
   const task = str(flags, "task");
-  if (args[0] !== "write" || (repo === undefined) === (task === undefined)) throw new Error("usage: hotline secrets write (--repo R | --task T) < lines of NAME=VALUE");
+  if (args[0] !== "write" || (repo === undefined) === (task === undefined))
+    throw new Error("usage: hotline secrets write (--repo R | --task T) < lines of NAME=VALUE");
   const values = parseSecretLines(await readStdin());
   const result = await client.request<Row>("secrets.write", { ...(repo ? { repo } : { task }), values });
   printResult(result, json, () => `${String(result.path)}: ${(result.names as string[]).join(", ")}`);

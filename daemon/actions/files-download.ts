@@ -13,7 +13,9 @@ export const GITHUB_TOKEN_FILE = "github-token";
 export default entry(filesDownload, async (params, ctx) => {
   const { services } = ctx;
   if ((params.url === undefined) === (params.github === undefined)) {
-    throw new ActionError("invalid_request", 'give exactly one of "url" or "github": {repo, tag, asset}', { path: params.url === undefined ? "/url" : "/github" });
+    throw new ActionError("invalid_request", 'give exactly one of "url" or "github": {repo, tag, asset}', {
+      path: params.url === undefined ? "/url" : "/github",
+    });
   }
   // Refused here, before a job exists, so the reply itself names the bad field.
   const url = params.url !== undefined ? parseHttpUrl(params.url) : undefined;

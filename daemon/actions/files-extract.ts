@@ -13,7 +13,11 @@ export default entry(filesExtract, async (params, ctx) =>
       timeoutMs: params.timeoutMs,
       wait: params.wait,
       cwd: dirname(params.dest),
-      work: async (jobCtx) => ({ ...(await (await loadExtractor())(jobCtx, { archive: params.archive, dest: params.dest, format: params.format, strip: params.strip, parents: params.parents })) }),
+      work: async (jobCtx) => ({
+        ...(await (
+          await loadExtractor()
+        )(jobCtx, { archive: params.archive, dest: params.dest, format: params.format, strip: params.strip, parents: params.parents })),
+      }),
       summary: (r) => `extracted ${String(r.entries)} entries (${String(r.bytes)} bytes, ${String(r.format)}) to ${String(r.dest)}`,
     },
     ctx,

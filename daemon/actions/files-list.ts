@@ -8,6 +8,7 @@ import { entry } from "./context.js";
 export default entry(filesList, async (params, { services }) => {
   const policy = await policyFor(services.config);
   const real = await resolveFollow(policy, params.path);
-  if (!(await stat(real)).isDirectory()) throw new ActionError("invalid_request", `${params.path} is not a directory; use files.stat for one file`, { path: "/path" });
+  if (!(await stat(real)).isDirectory())
+    throw new ActionError("invalid_request", `${params.path} is not a directory; use files.stat for one file`, { path: "/path" });
   return listTree(policy, real, params);
 });

@@ -18,7 +18,10 @@ export default entry(filesMkdir, async (params, { services }) => {
   try {
     await mkdir(real, { recursive: params.parents === true, mode: parseMode(params.mode) ?? 0o755 });
   } catch (err) {
-    if (isMissing(err)) throw new ActionError("not_found", `the parent of ${params.path} does not exist; pass parents: true to create it too`, { path: "/path" });
+    if (isMissing(err))
+      throw new ActionError("not_found", `the parent of ${params.path} does not exist; pass parents: true to create it too`, {
+        path: "/path",
+      });
     throw fsError(err, params.path);
   }
   return { path: real, created: true };

@@ -13,7 +13,10 @@ export default entry(filesMove, async (params, { services }) => {
   const to = await resolveEntry(policy, params.to, "/to");
   await lstat(from).catch((err: unknown) => Promise.reject(fsError(err, params.from, "/from")));
   assertNotAncestor(policy, from, "/from");
-  if (policy.roots.includes(to)) throw new ActionError("invalid_request", `${params.to} is / , the home directory or the workspace root; it is never replaced`, { path: "/to" });
+  if (policy.roots.includes(to))
+    throw new ActionError("invalid_request", `${params.to} is / , the home directory or the workspace root; it is never replaced`, {
+      path: "/to",
+    });
   if (within(to, from)) throw new ActionError("invalid_request", `cannot move ${params.from} into itself (${params.to})`, { path: "/to" });
   return withPathLock(to, async () => {
     if (!params.overwrite) {

@@ -19,7 +19,12 @@ export default entry(filesRemove, async (params, { services }) => {
       else await rmdir(real);
     }
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOTEMPTY") throw new ActionError("conflict", `${params.path} is a directory that is not empty; pass recursive: true to remove it with its contents`, { path: "/recursive" });
+    if ((err as NodeJS.ErrnoException).code === "ENOTEMPTY")
+      throw new ActionError(
+        "conflict",
+        `${params.path} is a directory that is not empty; pass recursive: true to remove it with its contents`,
+        { path: "/recursive" },
+      );
     throw fsError(err, params.path);
   }
   return { path: real, type: fileType(st) };

@@ -21,4 +21,3 @@ export default entry(filesWatch, async (params, { services, connection }) => {
   session.watches.set(watch.id, watch);
   return { watch: watch.id, path: real };
 });
-

@@ -9,8 +9,10 @@ const MAX_FOLLOWS_PER_CONNECTION = 1000;
 
 export default entry(jobsFollow, async (params, { services, connection, afterReply }) => {
   const job = services.jobs.get(params.job);
-  if (connection.followers.has(job.id)) throw new ActionError("conflict", `this connection already follows ${job.id}; jobs.unfollow it first`, { path: "/job" });
-  if (connection.followers.size >= MAX_FOLLOWS_PER_CONNECTION) throw new ActionError("limit_exceeded", `at most ${MAX_FOLLOWS_PER_CONNECTION} follows per connection`);
+  if (connection.followers.has(job.id))
+    throw new ActionError("conflict", `this connection already follows ${job.id}; jobs.unfollow it first`, { path: "/job" });
+  if (connection.followers.size >= MAX_FOLLOWS_PER_CONNECTION)
+    throw new ActionError("limit_exceeded", `at most ${MAX_FOLLOWS_PER_CONNECTION} follows per connection`);
   const size = job.log?.size ?? 0;
   const from = params.from ?? (job.record.kind === "terminal" ? Math.max(0, size - PTY_SCROLLBACK_BYTES) : 0);
   const follower = new Follower(job, connection.sink, from, params.stream, params.binary ?? false);

@@ -10,7 +10,9 @@ export default entry(jobsOutput, async (params, { services }) => {
   const job = services.jobs.get(params.job);
   const log = job.log!;
   if (params.tail !== undefined && params.from !== undefined) {
-    throw new ActionError("invalid_request", "jobs.output: give from (an offset) or tail (bytes before the end), not both", { path: "/tail" });
+    throw new ActionError("invalid_request", "jobs.output: give from (an offset) or tail (bytes before the end), not both", {
+      path: "/tail",
+    });
   }
   const start = params.tail !== undefined ? tailLineStart(log, params.tail, params.stream) : (params.from ?? 0);
   const { pieces, from, next } = log.read(start, params.limit ?? DEFAULT_LIMIT, params.stream);

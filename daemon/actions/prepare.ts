@@ -6,7 +6,8 @@ import { replyForJob, startJob } from "./job-start.js";
 
 export default entry(prepare, async (params, { services }) => {
   const feature = services.prepare;
-  if (!feature.available) throw new ActionError("unavailable", `prepare needs Nix with flakes: ${feature.reason}`, { details: { reason: feature.reason } });
+  if (!feature.available)
+    throw new ActionError("unavailable", `prepare needs Nix with flakes: ${feature.reason}`, { details: { reason: feature.reason } });
   const { preparer, inflight } = feature;
   const workspace = checkWorkspace(params.workspace);
   const req = { workspace, packages: params.packages, flake: params.flake, updateLock: params.updateLock };

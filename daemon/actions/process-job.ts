@@ -82,7 +82,11 @@ let terminalRunner: Promise<typeof import("../runners/pty.js")> | undefined;
 function loadTerminalRunner(): Promise<typeof import("../runners/pty.js")> {
   terminalRunner ??= import("../runners/pty.js").catch((err: unknown) => {
     terminalRunner = undefined;
-    throw new ActionError("unavailable", `terminals are unavailable: node-pty did not load (${(err as Error).message}); run the command without "pty"`, { path: "/pty" });
+    throw new ActionError(
+      "unavailable",
+      `terminals are unavailable: node-pty did not load (${(err as Error).message}); run the command without "pty"`,
+      { path: "/pty" },
+    );
   });
   return terminalRunner;
 }
@@ -112,12 +116,17 @@ export async function startProcessJob(req: ProcessJobRequest, ctx: ActionContext
       run: async (jobCtx) => {
         // Resolved again at spawn time so a prepare that finishes while the job waits in the queue applies.
         const workspace = services.env.resolver.resolve(cwd);
-        const composed = sameEnvironment(workspace, requestedWorkspace) ? requestedEnv : composeJobEnvironment(services.baseEnv, workspace, req.env);
+        const composed = sameEnvironment(workspace, requestedWorkspace)
+          ? requestedEnv
+          : composeJobEnvironment(services.baseEnv, workspace, req.env);
         // The marker goes last, over any value the job gave it: it is how the job's strays are found.
         const env = { ...composed, [JOB_MARKER]: jobCtx.id };
         const spec = { argv: req.argv, cwd, env, stdin: req.stdin, jobId: jobCtx.id };
         // Synchronous from here to setControl: the reply that says `running` already accepts input and resize.
-        const started = terminal && req.pty ? terminal.startPty({ ...spec, env: terminalEnvironment(env, req.env), ...req.pty }, jobCtx) : startProcess(spec, jobCtx);
+        const started =
+          terminal && req.pty
+            ? terminal.startPty({ ...spec, env: terminalEnvironment(env, req.env), ...req.pty }, jobCtx)
+            : startProcess(spec, jobCtx);
         jobCtx.setControl(started.control);
         return outcomeOf(await started.done);
       },

@@ -6,5 +6,16 @@ export default entry(reposBundle, async (params, ctx) => {
   const ws = ctx.services.workspace;
   const { wait, key, ...req } = params;
   const { repo, clonePath } = await ws.checkRepoRef(req);
-  return startWorkspaceJob({ kind: "repos.bundle", title: `repos.bundle ${repo}`, params: req, key, wait, cwd: clonePath, run: (jobCtx) => ws.bundle(req, jobCtx) }, ctx);
+  return startWorkspaceJob(
+    {
+      kind: "repos.bundle",
+      title: `repos.bundle ${repo}`,
+      params: req,
+      key,
+      wait,
+      cwd: clonePath,
+      run: (jobCtx) => ws.bundle(req, jobCtx),
+    },
+    ctx,
+  );
 });

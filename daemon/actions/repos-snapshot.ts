@@ -7,5 +7,8 @@ export default entry(reposSnapshot, async (params, ctx) => {
   const { wait, key, ...req } = params;
   const { repo, clonePath } = await ws.checkRepoRef(req); // unknown repository or ref: refused now
   const title = `repos.snapshot ${repo}@${req.ref ?? "HEAD"}`;
-  return startWorkspaceJob({ kind: "repos.snapshot", title, params: req, key, wait, cwd: clonePath, run: (jobCtx) => ws.snapshot(req, jobCtx) }, ctx);
+  return startWorkspaceJob(
+    { kind: "repos.snapshot", title, params: req, key, wait, cwd: clonePath, run: (jobCtx) => ws.snapshot(req, jobCtx) },
+    ctx,
+  );
 });

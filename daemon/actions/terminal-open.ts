@@ -21,8 +21,16 @@ export default entry(terminalOpen, async (params, ctx) => {
   let job: JobStatus;
   if (params.job !== undefined) {
     const existing = services.jobs.get(params.job);
-    if (existing.record.kind !== "terminal") throw new ActionError("conflict", `job ${existing.id} is a ${existing.record.kind} job, not a terminal; leave out job to start a new terminal`, { path: "/job" });
-    if (existing.finished) throw new ActionError("conflict", `terminal ${existing.id} has ended (${existing.state}); leave out job to start a new one`, { path: "/job" });
+    if (existing.record.kind !== "terminal")
+      throw new ActionError(
+        "conflict",
+        `job ${existing.id} is a ${existing.record.kind} job, not a terminal; leave out job to start a new terminal`,
+        { path: "/job" },
+      );
+    if (existing.finished)
+      throw new ActionError("conflict", `terminal ${existing.id} has ended (${existing.state}); leave out job to start a new one`, {
+        path: "/job",
+      });
     job = existing.status();
   } else {
     const shell = services.baseEnv.SHELL?.startsWith("/") ? services.baseEnv.SHELL : "bash";

@@ -49,20 +49,26 @@ export class Dispatcher {
     } catch (err) {
       throw new ActionError("bad_json", `the frame is not valid JSON: ${(err as Error).message}`);
     }
-    if (typeof value !== "object" || value === null || Array.isArray(value)) throw new ActionError("bad_json", "a request must be a JSON object");
+    if (typeof value !== "object" || value === null || Array.isArray(value))
+      throw new ActionError("bad_json", "a request must be a JSON object");
     return value as Record<string, unknown>;
   }
 
   private async route(request: Record<string, unknown>, connection: ConnectionState, hooks: Array<() => void>): Promise<unknown> {
     const name = request.action;
-    if (typeof name !== "string") throw new ActionError("invalid_request", 'every request needs "action": a string naming the action', { path: "/action" });
+    if (typeof name !== "string")
+      throw new ActionError("invalid_request", 'every request needs "action": a string naming the action', { path: "/action" });
     const handler = this.handlers.get(name);
     if (!handler) {
       const suggestion = nearest(name, this.names);
-      throw new ActionError("unknown_action", `no action ${JSON.stringify(name.slice(0, 100))}${suggestion ? `; did you mean ${suggestion}?` : ""}`, {
-        path: "/action",
-        details: suggestion ? { suggestion } : {},
-      });
+      throw new ActionError(
+        "unknown_action",
+        `no action ${JSON.stringify(name.slice(0, 100))}${suggestion ? `; did you mean ${suggestion}?` : ""}`,
+        {
+          path: "/action",
+          details: suggestion ? { suggestion } : {},
+        },
+      );
     }
     if (handler.definition.scope === "manage" && connection.scope !== "manage") {
       throw new ActionError("forbidden", `${name} needs a manage token; this connection's token has scope ${connection.scope}`);

@@ -47,7 +47,10 @@ function describe(error: ErrorObject): string {
 export function toInvalidRequest(action: string, errors: ErrorObject[] | null | undefined, request?: unknown): ActionError {
   const list = errors ?? [];
   // Inside a union ajv reports each branch; the deepest path is the most useful one to show.
-  const deepest = list.reduce<ErrorObject | undefined>((best, e) => (!best || pathOf(e).length > pathOf(best).length ? e : best), undefined);
+  const deepest = list.reduce<ErrorObject | undefined>(
+    (best, e) => (!best || pathOf(e).length > pathOf(best).length ? e : best),
+    undefined,
+  );
   if (!deepest) return new ActionError("invalid_request", `invalid ${action} request`);
   const path = pathOf(deepest);
   // To an agent a malformed job id and an unknown one mean the same: there is no such job.

@@ -15,4 +15,3 @@ export interface WorkspaceEnvironment {
 export interface EnvironmentResolver {
   resolve(cwd: string): WorkspaceEnvironment | null;
 }
-

@@ -43,7 +43,8 @@ export function createPrepare({ config, build, log, probe }: PrepareFeatureOptio
   warnAboutSigningKey(config, log);
   const common = { preparer, catalog: () => catalog(config, preparer) };
   if (!probe.available) return { available: false, reason: probe.reason, ...common };
-  if (!probe.flakes) return { available: false, reason: `Nix ${probe.version} does not support flakes; install Nix 2.4 or newer`, ...common };
+  if (!probe.flakes)
+    return { available: false, reason: `Nix ${probe.version} does not support flakes; install Nix 2.4 or newer`, ...common };
   return { available: true, inflight: new SingleFlight<string>(), ...common };
 }
 
@@ -53,9 +54,16 @@ function warnAboutSigningKey(config: Readonly<Config>, log: Logger): void {
   if (!file) return;
   try {
     const mode = statSync(file).mode;
-    if ((mode & 0o077) !== 0) log.warn({ secretKeyFile: file, mode: (mode & 0o777).toString(8) }, "the binary cache signing key is readable by other users; chmod 600 it");
+    if ((mode & 0o077) !== 0)
+      log.warn(
+        { secretKeyFile: file, mode: (mode & 0o777).toString(8) },
+        "the binary cache signing key is readable by other users; chmod 600 it",
+      );
   } catch (err) {
-    log.warn({ secretKeyFile: file, err: (err as Error).message }, "the binary cache signing key cannot be read; pushes will fail (published: false)");
+    log.warn(
+      { secretKeyFile: file, err: (err as Error).message },
+      "the binary cache signing key cannot be read; pushes will fail (published: false)",
+    );
   }
 }
 
@@ -71,12 +79,20 @@ function catalog(config: Readonly<Config>, preparer: NixPreparer): Catalog {
   const workspaces = preparer.environments.list();
   // The default's narHash/lastModified are known once some workspace locked it.
   const locked = workspaces.find((w) => w.nixpkgs?.url === url && w.nixpkgs.narHash)?.nixpkgs;
-  const nixpkgs = { ...pinFromRef(url), ...(locked ? { narHash: locked.narHash, lastModified: locked.lastModified, ...(locked.rev ? { rev: locked.rev } : {}) } : {}) };
+  const nixpkgs = {
+    ...pinFromRef(url),
+    ...(locked ? { narHash: locked.narHash, lastModified: locked.lastModified, ...(locked.rev ? { rev: locked.rev } : {}) } : {}),
+  };
   const template = packagesTemplate();
   return {
     system: nixSystem(),
     nixpkgs,
-    inputs: template.inputs.map((name) => ({ name, url: name === "nixpkgs" ? url : undefined, template: "packages", templateVersion: template.version })),
+    inputs: template.inputs.map((name) => ({
+      name,
+      url: name === "nixpkgs" ? url : undefined,
+      template: "packages",
+      templateVersion: template.version,
+    })),
     workspaces: workspaces.map((w) => ({
       ...publicationOf(preparer, w.system, w.cacheKey),
       workspace: w.workspace,

@@ -50,8 +50,14 @@ export function applyEdits(text: string, edits: readonly Edit[]): { text: string
     const found = occurrences(text, edit.old);
     if (found.length !== want) {
       const lines = lineNumbers(text, found.slice(0, MAX_LINES_REPORTED));
-      const where = found.length === 0 ? "does not occur" : `occurs ${found.length} times (line${lines.length > 1 ? "s" : ""} ${lines.join(", ")}${found.length > lines.length ? ", …" : ""})`;
-      const fix = found.length === 0 ? "read the file again and copy the text exactly" : `add surrounding lines to make it unique, or set count: ${found.length}`;
+      const where =
+        found.length === 0
+          ? "does not occur"
+          : `occurs ${found.length} times (line${lines.length > 1 ? "s" : ""} ${lines.join(", ")}${found.length > lines.length ? ", …" : ""})`;
+      const fix =
+        found.length === 0
+          ? "read the file again and copy the text exactly"
+          : `add surrounding lines to make it unique, or set count: ${found.length}`;
       throw new ActionError("invalid_request", `edits[${i}].old ${where}, expected ${want}; nothing was changed — ${fix}`, {
         path: `/edits/${i}/old`,
         details: { occurrences: found.length, lines },
@@ -71,20 +77,33 @@ export function applyEdits(text: string, edits: readonly Edit[]): { text: string
 }
 
 /** Reads a UTF-8 file, applies the edits, and publishes the result only if the file did not change meanwhile. */
-export async function editFile(real: string, edits: readonly Edit[], ifMatch: string | undefined): Promise<Published & { replacements: number }> {
+export async function editFile(
+  real: string,
+  edits: readonly Edit[],
+  ifMatch: string | undefined,
+): Promise<Published & { replacements: number }> {
   const { handle, stats } = await openRegularFile(real);
   let bytes: Buffer;
   try {
-    if (stats.size > MAX_EDIT_BYTES) throw new ActionError("limit_exceeded", `${real} has ${stats.size} bytes; files.edit takes at most ${MAX_EDIT_BYTES}, use files.write`, { path: "/path" });
+    if (stats.size > MAX_EDIT_BYTES)
+      throw new ActionError(
+        "limit_exceeded",
+        `${real} has ${stats.size} bytes; files.edit takes at most ${MAX_EDIT_BYTES}, use files.write`,
+        { path: "/path" },
+      );
     bytes = await handle.readFile();
   } finally {
     await handle.close();
   }
   const current = sha256Hex(bytes);
   if (ifMatch !== undefined && ifMatch !== current) {
-    throw new ActionError("conflict", `${real} changed: it has sha256 ${current}, not ${ifMatch}; read it again and redo the edit`, { path: "/ifMatch", details: { current } });
+    throw new ActionError("conflict", `${real} changed: it has sha256 ${current}, not ${ifMatch}; read it again and redo the edit`, {
+      path: "/ifMatch",
+      details: { current },
+    });
   }
-  if (!isUtf8(bytes)) throw new ActionError("invalid_request", `${real} is not valid UTF-8; files.edit works on text, use files.write`, { path: "/path" });
+  if (!isUtf8(bytes))
+    throw new ActionError("invalid_request", `${real} is not valid UTF-8; files.edit works on text, use files.write`, { path: "/path" });
   const { text, replacements } = applyEdits(bytes.toString("utf8"), edits);
   // Conditional on what was read, so an edit never overwrites a change made in between.
   const published = await writeAtomic(real, Buffer.from(text, "utf8"), { ifMatch: current });

@@ -31,7 +31,14 @@ export async function describe(path: string, field = "/path"): Promise<FileEntry
 }
 
 export function fromStats(path: string, st: Stats, target?: string): FileEntry {
-  const entry: FileEntry = { name: basename(path) || "/", path, type: fileType(st), size: st.size, mode: modeString(st.mode), mtime: st.mtime.toISOString() };
+  const entry: FileEntry = {
+    name: basename(path) || "/",
+    path,
+    type: fileType(st),
+    size: st.size,
+    mode: modeString(st.mode),
+    mtime: st.mtime.toISOString(),
+  };
   if (target !== undefined) entry.target = target;
   return entry;
 }

@@ -27,7 +27,11 @@ export function fsError(err: unknown, path: string, field = "/path"): ActionErro
     case "ELOOP":
       return new ActionError("invalid_request", `${path} has too many levels of symbolic links`, { path: field });
     case "EXDEV":
-      return new ActionError("invalid_request", `${path}: source and destination are on different filesystems; copy with files.read/files.write or shell instead`, { path: field });
+      return new ActionError(
+        "invalid_request",
+        `${path}: source and destination are on different filesystems; copy with files.read/files.write or shell instead`,
+        { path: field },
+      );
     case "ENOSPC":
     case "EDQUOT":
       return new ActionError("limit_exceeded", `no space left on the filesystem of ${path}`, { path: field });

@@ -7,7 +7,11 @@ import { runGit } from "../runners/git.js";
  * ("node_modules/"), never its contents. Outside a repository: undefined (nothing is ignored).
  */
 export async function ignoredPaths(dir: string, signal?: AbortSignal): Promise<Set<string> | undefined> {
-  const result = await runGit(["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"], { cwd: dir, signal, allowFailure: true });
+  const result = await runGit(["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"], {
+    cwd: dir,
+    signal,
+    allowFailure: true,
+  });
   if (result.exitCode !== 0) return undefined;
   const ignored = new Set<string>();
   for (const entry of result.stdout.split("\0")) if (entry) ignored.add(entry.replace(/\/$/, ""));

@@ -50,15 +50,20 @@ export function within(path: string, dir: string): boolean {
 /** Refuses a real path inside one of the daemon's own directories. */
 export function assertAllowed(policy: FsPolicy, real: string, field = "/path"): void {
   const hit = policy.refused.find((d) => within(real, d));
-  if (hit) throw new ActionError("forbidden", `${real} is inside the daemon's own directory ${hit}; file actions never touch it`, { path: field });
+  if (hit)
+    throw new ActionError("forbidden", `${real} is inside the daemon's own directory ${hit}; file actions never touch it`, { path: field });
 }
 
 /** Refuses a tree operation (recursive remove, move) on a directory that holds a refused directory or a root. */
 export function assertNotAncestor(policy: FsPolicy, real: string, field = "/path"): void {
   const root = policy.roots.find((r) => r === real);
-  if (root) throw new ActionError("invalid_request", `${real} is / , the home directory or the workspace root; it is never removed or moved`, { path: field });
+  if (root)
+    throw new ActionError("invalid_request", `${real} is / , the home directory or the workspace root; it is never removed or moved`, {
+      path: field,
+    });
   const held = policy.refused.find((d) => within(d, real));
-  if (held) throw new ActionError("forbidden", `${real} holds the daemon's own directory ${held}; file actions never touch it`, { path: field });
+  if (held)
+    throw new ActionError("forbidden", `${real} holds the daemon's own directory ${held}; file actions never touch it`, { path: field });
 }
 
 /** Whether a real path is one of the daemon's own directories or inside one (walks skip these). */
@@ -116,11 +121,19 @@ export async function resolveWriteTarget(policy: FsPolicy, path: string, field =
   try {
     target = await realpath(entry);
   } catch (err) {
-    throw new ActionError("invalid_request", `${path} is a symbolic link whose target does not exist; write the target itself or remove the link first`, { path: field, cause: err });
+    throw new ActionError(
+      "invalid_request",
+      `${path} is a symbolic link whose target does not exist; write the target itself or remove the link first`,
+      { path: field, cause: err },
+    );
   }
   const dir = dirname(entry);
   if (!within(target, dir) || target === dir) {
-    throw new ActionError("invalid_request", `${path} is a symbolic link to ${target}, outside ${dir}; write to ${target} itself, or files.remove the link first`, { path: field });
+    throw new ActionError(
+      "invalid_request",
+      `${path} is a symbolic link to ${target}, outside ${dir}; write to ${target} itself, or files.remove the link first`,
+      { path: field },
+    );
   }
   assertAllowed(policy, target, field);
   return target;

@@ -46,7 +46,8 @@ export async function openTemp(target: string, parents = false): Promise<{ temp:
     const handle = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
     return { temp, handle };
   } catch (err) {
-    if (isMissing(err)) throw new ActionError("not_found", `directory ${dir} does not exist; create it or pass parents: true`, { path: "/path" });
+    if (isMissing(err))
+      throw new ActionError("not_found", `directory ${dir} does not exist; create it or pass parents: true`, { path: "/path" });
     throw fsError(err, target);
   }
 }
@@ -72,14 +73,21 @@ export async function checkIfMatch(target: string, ifMatch: string | undefined):
   if (ifMatch === undefined) return;
   const current = await currentSha256(target);
   if (ifMatch === "absent" && current !== null) {
-    throw new ActionError("conflict", `${target} exists (sha256 ${current}); ifMatch "absent" allows only a new file — read it and retry with ifMatch: its sha256`, {
-      path: "/ifMatch",
-      details: { current },
-    });
+    throw new ActionError(
+      "conflict",
+      `${target} exists (sha256 ${current}); ifMatch "absent" allows only a new file — read it and retry with ifMatch: its sha256`,
+      {
+        path: "/ifMatch",
+        details: { current },
+      },
+    );
   }
   if (ifMatch !== "absent" && current !== ifMatch) {
     const now = current === null ? "does not exist" : `has sha256 ${current}`;
-    throw new ActionError("conflict", `${target} changed: it ${now}, not ${ifMatch}; read it again and redo the change`, { path: "/ifMatch", details: { current } });
+    throw new ActionError("conflict", `${target} changed: it ${now}, not ${ifMatch}; read it again and redo the change`, {
+      path: "/ifMatch",
+      details: { current },
+    });
   }
 }
 

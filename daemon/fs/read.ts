@@ -46,12 +46,22 @@ async function readAt(handle: FileHandle, offset: number, want: number, start: n
  * The bytes as JSON text or base64. Text that does not reach the end is cut at a character
  * boundary (the rest comes next time); bytes that are not text go whole, as base64.
  */
-function encodeSlice(bytes: Buffer, encoding: Encoding | undefined, more: boolean, real: string, offset: number): { data: string; encoding: Encoding; length: number } {
+function encodeSlice(
+  bytes: Buffer,
+  encoding: Encoding | undefined,
+  more: boolean,
+  real: string,
+  offset: number,
+): { data: string; encoding: Encoding; length: number } {
   if (encoding === "base64") return { data: bytes.toString("base64"), encoding, length: bytes.length };
   const text = more ? bytes.subarray(0, completeUtf8Length(bytes) || bytes.length) : bytes;
   if (isUtf8(text)) return { data: text.toString("utf8"), encoding: "utf8", length: text.length };
   if (encoding === "utf8") {
-    throw new ActionError("invalid_request", `${real} is not valid UTF-8 between bytes ${offset} and ${offset + bytes.length}; read it with encoding "base64"`, { path: "/encoding" });
+    throw new ActionError(
+      "invalid_request",
+      `${real} is not valid UTF-8 between bytes ${offset} and ${offset + bytes.length}; read it with encoding "base64"`,
+      { path: "/encoding" },
+    );
   }
   return { data: bytes.toString("base64"), encoding: "base64", length: bytes.length };
 }
@@ -67,7 +77,9 @@ export async function readSlice(real: string, request: ReadRequest): Promise<Rea
   try {
     const offset = Math.min(request.offset ?? 0, stats.size);
     const want = Math.min(request.limit ?? DEFAULT_READ_LIMIT, stats.size - offset);
-    const header = request.binary ? Buffer.from(JSON.stringify({ event: "files.data", path: real, offset } satisfies FilesDataHeader)) : undefined;
+    const header = request.binary
+      ? Buffer.from(JSON.stringify({ event: "files.data", path: real, offset } satisfies FilesDataHeader))
+      : undefined;
     const start = header ? 4 + header.length : 0;
     const { buffer, got } = await readAt(handle, offset, want, start);
     let frame: Buffer | undefined;
@@ -82,7 +94,17 @@ export async function readSlice(real: string, request: ReadRequest): Promise<Rea
     const eof = next >= stats.size;
     if (!eof) hashes.start(real, stats, reopen);
     const sha256 = eof ? await hashes.digest(stats, handle) : undefined;
-    return { data: encoded.data, encoding: encoded.encoding, size: stats.size, mtime: stats.mtime.toISOString(), offset, next, eof, ...(eof ? { sha256 } : {}), ...(frame ? { frame } : {}) };
+    return {
+      data: encoded.data,
+      encoding: encoded.encoding,
+      size: stats.size,
+      mtime: stats.mtime.toISOString(),
+      offset,
+      next,
+      eof,
+      ...(eof ? { sha256 } : {}),
+      ...(frame ? { frame } : {}),
+    };
   } finally {
     await handle.close();
   }

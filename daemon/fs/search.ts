@@ -25,12 +25,29 @@ export interface SearchOptions {
  * ones (`--untracked`), elsewhere every file (`--no-index`), binary files skipped, so both cases
  * share one regex dialect (POSIX extended) and give columns. Output and time are bounded.
  */
-export async function search(policy: FsPolicy, real: string, options: SearchOptions): Promise<{ matches: Match[]; more: boolean; timedOut: boolean }> {
+export async function search(
+  policy: FsPolicy,
+  real: string,
+  options: SearchOptions,
+): Promise<{ matches: Match[]; more: boolean; timedOut: boolean }> {
   const isDir = (await stat(real)).isDirectory();
   const cwd = isDir ? real : dirname(real);
   const inRepo = await insideWorkTree(cwd);
   const pathspec = isDir ? (options.glob ? [options.glob] : []) : [`:(literal)${basename(real)}`];
-  const args = ["grep", inRepo ? "--untracked" : "--no-index", "-n", "--column", "-z", "-I", "--no-color", options.regex ? "-E" : "-F", "-e", options.pattern, "--", ...pathspec];
+  const args = [
+    "grep",
+    inRepo ? "--untracked" : "--no-index",
+    "-n",
+    "--column",
+    "-z",
+    "-I",
+    "--no-color",
+    options.regex ? "-E" : "-F",
+    "-e",
+    options.pattern,
+    "--",
+    ...pathspec,
+  ];
   const max = options.maxResults ?? DEFAULT_MAX_RESULTS;
   const matches: Match[] = [];
   const parser = new GrepParser((path, line, column, text) => {
@@ -56,7 +73,13 @@ export async function search(policy: FsPolicy, real: string, options: SearchOpti
 async function insideWorkTree(dir: string): Promise<boolean> {
   for (let d = dir; ; d = dirname(d)) {
     if (basename(d) === ".git") return false; // inside a repository's own directory: not its work tree
-    if (await lstat(join(d, ".git")).then(() => true, () => false)) return true;
+    if (
+      await lstat(join(d, ".git")).then(
+        () => true,
+        () => false,
+      )
+    )
+      return true;
     if (d === "/") return false;
   }
 }
@@ -103,7 +126,8 @@ class GrepParser {
         continue;
       }
       carry = "";
-      if (!this.onMatch(record.slice(0, a), Number(record.slice(a + 1, b)), Number(record.slice(b + 1, c)), record.slice(c + 1))) return false;
+      if (!this.onMatch(record.slice(0, a), Number(record.slice(a + 1, b)), Number(record.slice(b + 1, c)), record.slice(c + 1)))
+        return false;
     }
     if (carry) this.pending = Buffer.concat([Buffer.from(carry), this.pending]);
     return true;

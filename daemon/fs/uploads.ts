@@ -51,12 +51,17 @@ export class Upload {
   }
 
   private async append(offset: number, data: Buffer, final: boolean): Promise<Published | undefined> {
-    if (this.closed) throw new ActionError("not_found", `upload ${this.id} is no longer open; start the upload again without upload`, { path: "/upload" });
+    if (this.closed)
+      throw new ActionError("not_found", `upload ${this.id} is no longer open; start the upload again without upload`, { path: "/upload" });
     if (offset !== this.received) {
-      throw new ActionError("conflict", `upload ${this.id} has ${this.received} bytes; send the chunk at offset ${this.received}, not ${offset}`, {
-        path: "/offset",
-        details: { received: this.received },
-      });
+      throw new ActionError(
+        "conflict",
+        `upload ${this.id} has ${this.received} bytes; send the chunk at offset ${this.received}, not ${offset}`,
+        {
+          path: "/offset",
+          details: { received: this.received },
+        },
+      );
     }
     this.timer.refresh();
     try {

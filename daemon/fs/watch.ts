@@ -52,7 +52,11 @@ export class Watch {
     if (isDir && recursive) {
       const dirs = await w.collectDirs(root, MAX_DIRS_PER_WATCH);
       if (dirs === undefined) {
-        throw new ActionError("limit_exceeded", `${root} holds more than ${MAX_DIRS_PER_WATCH} directories; watch a smaller tree or without recursive`, { path: "/path" });
+        throw new ActionError(
+          "limit_exceeded",
+          `${root} holds more than ${MAX_DIRS_PER_WATCH} directories; watch a smaller tree or without recursive`,
+          { path: "/path" },
+        );
       }
       for (const dir of dirs) w.add(dir);
     } else if (isDir) w.add(root);

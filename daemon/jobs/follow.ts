@@ -30,7 +30,11 @@ const framePool: Buffer[] = [];
  * Frames of a full read come from a pool of at most 8 buffers (8 MiB), returned by `release`
  * once sent: fresh 1 MiB buffers cost page faults and GC work on every frame.
  */
-export function binaryFrame(header: BinaryOutputHeader, length: number, fill: (frame: Buffer, at: number) => number): { frame: Buffer; release: () => void } {
+export function binaryFrame(
+  header: BinaryOutputHeader,
+  length: number,
+  fill: (frame: Buffer, at: number) => number,
+): { frame: Buffer; release: () => void } {
   const head = Buffer.from(JSON.stringify(header));
   const size = 4 + head.length + length;
   const pooled = size <= FRAME_BYTES ? (framePool.pop() ?? Buffer.allocUnsafeSlow(FRAME_BYTES)) : undefined;
@@ -56,11 +60,15 @@ export class Follower {
   private closed = false;
   private readonly onOutput = (stream: OutputStream, offset: number, data: Buffer): void => this.live(stream, offset, data);
   // A job emits "progress" only after it set its record's progress.
-  private readonly onProgress = (): void => this.sendIfWritable({ event: "job.progress", job: this.job.id, progress: this.job.record.progress! });
+  private readonly onProgress = (): void =>
+    this.sendIfWritable({ event: "job.progress", job: this.job.id, progress: this.job.record.progress! });
   private readonly onState = (): void => this.sendIfWritable({ event: "job.state", job: this.job.id, state: this.job.state });
   private readonly onEnd = (): void => this.pump();
   private readonly onEvicted = (): void =>
-    this.end({ code: "not_found", message: `job ${this.job.id} was deleted by retention (only the newest finished jobs are kept) before this follower read all of its output` });
+    this.end({
+      code: "not_found",
+      message: `job ${this.job.id} was deleted by retention (only the newest finished jobs are kept) before this follower read all of its output`,
+    });
 
   constructor(
     private readonly job: Job,
@@ -117,7 +125,10 @@ export class Follower {
       step();
     } catch (err) {
       try {
-        this.end({ code: "unavailable", message: `could not read the output of job ${this.job.id}: ${(err as Error)?.message ?? String(err)}; jobs.output may still read what is kept` });
+        this.end({
+          code: "unavailable",
+          message: `could not read the output of job ${this.job.id}: ${(err as Error)?.message ?? String(err)}; jobs.output may still read what is kept`,
+        });
       } catch {
         this.close();
       }
@@ -146,7 +157,9 @@ export class Follower {
 
   private emitPiece(stream: OutputStream, offset: number, data: Buffer): void {
     if (this.binary) {
-      const { frame, release } = binaryFrame({ event: "job.output", job: this.job.id, stream, offset }, data.length, (buf, at) => data.copy(buf, at));
+      const { frame, release } = binaryFrame({ event: "job.output", job: this.job.id, stream, offset }, data.length, (buf, at) =>
+        data.copy(buf, at),
+      );
       this.sink.sendBinary(frame, release);
       return;
     }
@@ -180,7 +193,11 @@ export class Follower {
           for (const span of spans) {
             const header: BinaryOutputHeader = { event: "job.output", job: this.job.id, stream: span.stream, offset: span.offset };
             let got = 0;
-            const { frame, release } = binaryFrame(header, span.length, (buf, at) => (got = log.readInto(buf, at, span.offset, span.length)));
+            const { frame, release } = binaryFrame(
+              header,
+              span.length,
+              (buf, at) => (got = log.readInto(buf, at, span.offset, span.length)),
+            );
             if (got > 0) this.sink.sendBinary(frame, release);
             else release();
             if (got < span.length) {

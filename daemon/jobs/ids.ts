@@ -11,6 +11,8 @@ export function newJobId(now = Date.now()): string {
     lastMs = now;
     seq = 0;
   }
-  const rand = Math.floor(Math.random() * 36 ** 5).toString(36).padStart(5, "0");
+  const rand = Math.floor(Math.random() * 36 ** 5)
+    .toString(36)
+    .padStart(5, "0");
   return `j${now.toString(36).padStart(9, "0")}${seq.toString(36).padStart(3, "0")}${rand}`;
 }

@@ -70,7 +70,12 @@ export class JobManager extends EventEmitter {
     this.maxRunning = options.maxRunningJobs ?? 256;
     this.store = new JobStore(options.dir, options.log, OutputLog.INITIAL_FILES);
     const budget = options.outputBudgetBytes || defaultOutputBudget(options.dir, options.outputCapBytes);
-    this.retention = new Retention(options.retainJobs, budget, () => this.jobs.values(), (job) => this.evict(job));
+    this.retention = new Retention(
+      options.retainJobs,
+      budget,
+      () => this.jobs.values(),
+      (job) => this.evict(job),
+    );
   }
 
   /** Bytes of output all kept jobs may hold together. */
@@ -92,7 +97,8 @@ export class JobManager extends EventEmitter {
       job.log = OutputLog.open(job.dir, this.options.outputCapBytes);
       if (!job.finished) {
         // Its processes outlived the daemon that ran them; stop exactly that group.
-        if (record.pid !== undefined && record.startedAt !== undefined && isProcessStartedAt(record.pid, record.startedAt)) signalGroup(record.pid, "SIGKILL");
+        if (record.pid !== undefined && record.startedAt !== undefined && isProcessStartedAt(record.pid, record.startedAt))
+          signalGroup(record.pid, "SIGKILL");
         job.transition("lost", {
           endedAt: new Date().toISOString(),
           pid: undefined,
@@ -115,10 +121,14 @@ export class JobManager extends EventEmitter {
       const job = existing ? this.jobs.get(existing) : undefined;
       if (job) {
         if (job.record.paramsHash === paramsHash) return job;
-        throw new ActionError("conflict", `key ${JSON.stringify(options.key)} was used for job ${job.id} with other parameters; use a new key`, {
-          path: "/key",
-          details: { job: job.id },
-        });
+        throw new ActionError(
+          "conflict",
+          `key ${JSON.stringify(options.key)} was used for job ${job.id} with other parameters; use a new key`,
+          {
+            path: "/key",
+            details: { job: job.id },
+          },
+        );
       }
     }
     const id = newJobId();
@@ -153,7 +163,12 @@ export class JobManager extends EventEmitter {
 
   get(id: string): Job {
     const job = this.jobs.get(id);
-    if (!job) throw new ActionError("not_found", `no job ${id}; jobs.list shows the jobs kept (the ${this.options.retainJobs} that finished last)`, { path: "/job" });
+    if (!job)
+      throw new ActionError(
+        "not_found",
+        `no job ${id}; jobs.list shows the jobs kept (the ${this.options.retainJobs} that finished last)`,
+        { path: "/job" },
+      );
     return job;
   }
 
@@ -248,7 +263,8 @@ export class JobManager extends EventEmitter {
     const rootLog = this.options.log;
     let log: JobContext["log"] | undefined;
     let timer: NodeJS.Timeout | undefined;
-    if (options.timeoutMs !== undefined) timer = setTimeout(() => this.stop(job, "timed_out", "SIGTERM", TIMEOUT_GRACE_MS), options.timeoutMs);
+    if (options.timeoutMs !== undefined)
+      timer = setTimeout(() => this.stop(job, "timed_out", "SIGTERM", TIMEOUT_GRACE_MS), options.timeoutMs);
     const ctx: JobContext = {
       id: job.id,
       dir: job.dir,

@@ -93,7 +93,18 @@ describe("OutputLog", () => {
     expect(diskBytes(dir)).toBeLessThanOrEqual(CAP + 1024);
     const reopened = OutputLog.open(dir, CAP);
     const { spans } = reopened.spans(0, 10);
-    expect(spans.map((s) => s.stream)).toEqual(["stdout", "stderr", "stdout", "stderr", "stdout", "stderr", "stdout", "stderr", "stdout", "stderr"]);
+    expect(spans.map((s) => s.stream)).toEqual([
+      "stdout",
+      "stderr",
+      "stdout",
+      "stderr",
+      "stdout",
+      "stderr",
+      "stdout",
+      "stderr",
+      "stdout",
+      "stderr",
+    ]);
   });
 
   it("reads short, never throws, when a segment file has vanished", () => {

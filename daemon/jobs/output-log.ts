@@ -377,9 +377,13 @@ export class OutputLog {
     if (this.runsLoaded) return;
     this.runsLoaded = true;
     const runs: Run[] = [];
-    const legacy = this.segments.every((s) => s.runs === 0) ? readLegacyRuns(join(this.dir, LEGACY_INDEX), this.segments, this.segmentSize) : undefined;
+    const legacy = this.segments.every((s) => s.runs === 0)
+      ? readLegacyRuns(join(this.dir, LEGACY_INDEX), this.segments, this.segmentSize)
+      : undefined;
     for (const seg of this.segments) {
-      const records = legacy ? legacy.filter((r) => r.start < seg.start + seg.length && r.start + r.length > seg.start) : readIndex(join(this.dir, indexName(seg.start)), maxRuns(seg.length, this.segmentSize));
+      const records = legacy
+        ? legacy.filter((r) => r.start < seg.start + seg.length && r.start + r.length > seg.start)
+        : readIndex(join(this.dir, indexName(seg.start)), maxRuns(seg.length, this.segmentSize));
       let covered = seg.start;
       for (const r of records) {
         const start = Math.max(r.start, covered);

@@ -45,7 +45,12 @@ describe("JobStore", () => {
     const second = new JobStore(dir, silent, []);
     expect(second.loadAll().map((r) => r.id)).toEqual(["j000001"]);
     second.save(record("j000003"));
-    expect(new JobStore(dir, silent, []).loadAll().map((r) => r.id).sort()).toEqual(["j000001", "j000003"]);
+    expect(
+      new JobStore(dir, silent, [])
+        .loadAll()
+        .map((r) => r.id)
+        .sort(),
+    ).toEqual(["j000001", "j000003"]);
   });
 
   it("compacts a long journal into snapshot.json and loads the same records from it", () => {

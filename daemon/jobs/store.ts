@@ -69,7 +69,6 @@ export class JobStore {
     return [...this.live.values()];
   }
 
-
   /** Appends the job's current record. */
   save(record: JobRecord): void {
     this.live.set(record.id, record);
@@ -80,7 +79,9 @@ export class JobStore {
   remove(id: string): void {
     this.live.delete(id);
     this.append({ evicted: id });
-    void rm(this.jobDir(id), { recursive: true, force: true }).catch((err: unknown) => this.log.warn({ err, job: id }, "could not remove job directory"));
+    void rm(this.jobDir(id), { recursive: true, force: true }).catch((err: unknown) =>
+      this.log.warn({ err, job: id }, "could not remove job directory"),
+    );
   }
 
   /**

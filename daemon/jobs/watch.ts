@@ -21,7 +21,8 @@ export class JobWatcher {
   private readonly onState = (job: Job): void => this.note(job, "state");
   private readonly onProgress = (job: Job): void => {
     const progress = job.record.progress; // set before a job emits "progress"
-    if (progress && !this.held && this.pending.size === 0 && this.sink.writable) this.sink.send({ event: "job.progress", job: job.id, progress });
+    if (progress && !this.held && this.pending.size === 0 && this.sink.writable)
+      this.sink.send({ event: "job.progress", job: job.id, progress });
     else this.note(job, "state");
   };
 
@@ -60,7 +61,9 @@ export class JobWatcher {
 
   private send(job: Job, what: "created" | "state"): void {
     const status = job.status();
-    this.sink.send(what === "created" ? { event: "job.created", job: job.id, status } : { event: "job.state", job: job.id, state: status.state, status });
+    this.sink.send(
+      what === "created" ? { event: "job.created", job: job.id, status } : { event: "job.state", job: job.id, state: status.state, status },
+    );
   }
 
   private flushLater(): void {

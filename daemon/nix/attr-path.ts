@@ -26,7 +26,9 @@ export function attrPathProblem(entry: unknown): string | undefined {
 /** Refuses the whole list before anything reaches Nix; the error names the entry and its JSON Pointer. */
 export function validatePackages(packages: readonly unknown[], pointer = "/packages"): string[] {
   if (packages.length > MAX_PACKAGES) {
-    throw new ActionError("invalid_request", `packages lists ${packages.length} entries; at most ${MAX_PACKAGES} are allowed`, { path: pointer });
+    throw new ActionError("invalid_request", `packages lists ${packages.length} entries; at most ${MAX_PACKAGES} are allowed`, {
+      path: pointer,
+    });
   }
   packages.forEach((entry, i) => {
     const problem = attrPathProblem(entry);

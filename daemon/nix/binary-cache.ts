@@ -49,12 +49,22 @@ function pushUrl(cache: BinaryCacheSettings): string {
  * of the prepare job (paths and bytes as progress). Never throws for a failed push: the result
  * says `published: false` and why, and the prepared environment stands.
  */
-export async function publishClosure(ctx: RunContext, cache: BinaryCacheSettings, paths: readonly string[], env: NodeJS.ProcessEnv | undefined): Promise<Publication> {
+export async function publishClosure(
+  ctx: RunContext,
+  cache: BinaryCacheSettings,
+  paths: readonly string[],
+  env: NodeJS.ProcessEnv | undefined,
+): Promise<Publication> {
   const base = { to: cache.push!, signed: cache.secretKeyFile !== undefined, paths: paths.length };
   ctx.progress({ phase: "publishing", message: `copying the closure to ${cache.push}` });
   const tracker = new NixProgressTracker((u) => ctx.progress({ ...u, phase: "publishing" }));
   try {
-    const res = await runNix(ctx, { args: ["copy", "--to", pushUrl(cache), ...substituterArgs(cache), ...paths], env, onEvent: (e) => tracker.feed(e), onPlainLine: (l) => ctx.output("stderr", `${l}\n`) });
+    const res = await runNix(ctx, {
+      args: ["copy", "--to", pushUrl(cache), ...substituterArgs(cache), ...paths],
+      env,
+      onEvent: (e) => tracker.feed(e),
+      onPlainLine: (l) => ctx.output("stderr", `${l}\n`),
+    });
     tracker.flush();
     if (res.exitCode === 0) {
       ctx.output("stderr", `published ${paths.length} path(s) and their closure to ${cache.push}\n`);

@@ -58,8 +58,12 @@ async function closureSizes(paths: string[], env: NodeJS.ProcessEnv | undefined)
   const sizes = new Map<string, number>();
   for (let i = 0; i < paths.length; i += PATHS_PER_CALL) {
     try {
-      const out = await execNix("nix", ["path-info", "--json", "--closure-size", ...paths.slice(i, i + PATHS_PER_CALL)], { env, timeoutMs: 60_000 });
-      for (const info of JSON.parse(out) as Array<{ path: string; closureSize?: number }>) if (typeof info.closureSize === "number") sizes.set(info.path, info.closureSize);
+      const out = await execNix("nix", ["path-info", "--json", "--closure-size", ...paths.slice(i, i + PATHS_PER_CALL)], {
+        env,
+        timeoutMs: 60_000,
+      });
+      for (const info of JSON.parse(out) as Array<{ path: string; closureSize?: number }>)
+        if (typeof info.closureSize === "number") sizes.set(info.path, info.closureSize);
     } catch {
       /* sizes stay unknown */
     }
@@ -68,10 +72,17 @@ async function closureSizes(paths: string[], env: NodeJS.ProcessEnv | undefined)
 }
 
 /** `cache.list`: every entry with the workspaces using it, its closure size and its last use, newest use first. */
-export async function listCache(cache: EnvironmentCache, workspaces: readonly PreparedWorkspace[], env?: NodeJS.ProcessEnv): Promise<CacheListing[]> {
+export async function listCache(
+  cache: EnvironmentCache,
+  workspaces: readonly PreparedWorkspace[],
+  env?: NodeJS.ProcessEnv,
+): Promise<CacheListing[]> {
   const entries = entriesOnDisk(cache);
   const valid = entries.filter((e) => existsSync(e.meta.envStorePath));
-  const sizes = await closureSizes(valid.map((e) => e.meta.envStorePath), env);
+  const sizes = await closureSizes(
+    valid.map((e) => e.meta.envStorePath),
+    env,
+  );
   return entries
     .map((e) => {
       const recipe = e.meta.recipe as { packages?: string[]; ref?: string };
@@ -110,7 +121,12 @@ export interface PruneResult {
  * root and its flake-input roots — so the next garbage collection may free their store paths.
  * Never touches an entry in use; `keep` and `olderThanMs` spare recent unused ones.
  */
-export function pruneCache(cache: EnvironmentCache, workspaces: readonly PreparedWorkspace[], options: PruneOptions, now = Date.now()): PruneResult {
+export function pruneCache(
+  cache: EnvironmentCache,
+  workspaces: readonly PreparedWorkspace[],
+  options: PruneOptions,
+  now = Date.now(),
+): PruneResult {
   const inUse = new Set(workspaces.map((w) => w.entryDir));
   const entries = entriesOnDisk(cache);
   const unused = entries.filter((e) => !inUse.has(e.dir)).sort((a, b) => b.lastUsedAt.localeCompare(a.lastUsedAt));

@@ -106,5 +106,4 @@ export class EnvironmentCache {
       throw err;
     }
   }
-
 }

@@ -18,11 +18,44 @@ export interface DevEnvJson {
 // sandbox values), plus build-time values and the shell derivation's own bookkeeping: none of them
 // describes the environment a job should get.
 const DROP = new Set([
-  "BASHOPTS", "HOME", "NIX_BUILD_TOP", "NIX_ENFORCE_PURITY", "NIX_LOG_FD", "NIX_REMOTE", "PPID", "SHELLOPTS",
-  "SSL_CERT_FILE", "TEMP", "TEMPDIR", "TERM", "TMP", "TMPDIR", "TZ", "UID", "SHELL", "OLDPWD", "PWD", "SHLVL", "_",
-  "NIX_BUILD_CORES", "builder", "name", "system", "stdenv", "shellHook", "dontAddDisableDepTrack", "out", "outputs",
-  "args", "nativeBuildInputs", "buildInputs", "propagatedBuildInputs", "propagatedNativeBuildInputs", "phases",
-  "PS1", "COMP_WORDBREAKS",
+  "BASHOPTS",
+  "HOME",
+  "NIX_BUILD_TOP",
+  "NIX_ENFORCE_PURITY",
+  "NIX_LOG_FD",
+  "NIX_REMOTE",
+  "PPID",
+  "SHELLOPTS",
+  "SSL_CERT_FILE",
+  "TEMP",
+  "TEMPDIR",
+  "TERM",
+  "TMP",
+  "TMPDIR",
+  "TZ",
+  "UID",
+  "SHELL",
+  "OLDPWD",
+  "PWD",
+  "SHLVL",
+  "_",
+  "NIX_BUILD_CORES",
+  "builder",
+  "name",
+  "system",
+  "stdenv",
+  "shellHook",
+  "dontAddDisableDepTrack",
+  "out",
+  "outputs",
+  "args",
+  "nativeBuildInputs",
+  "buildInputs",
+  "propagatedBuildInputs",
+  "propagatedNativeBuildInputs",
+  "phases",
+  "PS1",
+  "COMP_WORDBREAKS",
 ]);
 const CERT_PLACEHOLDER = "/no-cert-file.crt";
 
@@ -47,7 +80,11 @@ export function environmentFromDevEnv(json: DevEnvJson): PreparedEnvironment {
  * Filters a set of exported variables (from JSON or from the post-hook `env -0` dump).
  * `hostLists` are the host's own search-path entries, removed from fragments (the hook shell ran with them).
  */
-export function environmentFromExports(exported: Record<string, string>, outputs: ReadonlySet<string>, hostPath: readonly string[]): PreparedEnvironment {
+export function environmentFromExports(
+  exported: Record<string, string>,
+  outputs: ReadonlySet<string>,
+  hostPath: readonly string[],
+): PreparedEnvironment {
   const env: PreparedEnvironment = { set: {}, prepend: {} };
   const host = new Set(hostPath);
   for (const [name, value] of Object.entries(exported)) {
@@ -76,7 +113,33 @@ export function shellHookOf(json: DevEnvJson): string {
 
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 // Read-only or per-process bash variables that an rc script must not assign (Nix's toBash skips these too).
-const RC_SKIP = new Set([...DROP].filter((n) => /^[A-Z_]+$/.test(n)).concat(["BASH", "BASHPID", "EUID", "LINENO", "SRANDOM", "RANDOM", "SECONDS", "EPOCHREALTIME", "EPOCHSECONDS", "HOSTTYPE", "MACHTYPE", "OSTYPE", "IFS", "PS4", "OPTERR", "OPTIND", "BASH_VERSINFO", "GROUPS", "FUNCNAME", "BASH_SOURCE", "BASH_LINENO"]));
+const RC_SKIP = new Set(
+  [...DROP]
+    .filter((n) => /^[A-Z_]+$/.test(n))
+    .concat([
+      "BASH",
+      "BASHPID",
+      "EUID",
+      "LINENO",
+      "SRANDOM",
+      "RANDOM",
+      "SECONDS",
+      "EPOCHREALTIME",
+      "EPOCHSECONDS",
+      "HOSTTYPE",
+      "MACHTYPE",
+      "OSTYPE",
+      "IFS",
+      "PS4",
+      "OPTERR",
+      "OPTIND",
+      "BASH_VERSINFO",
+      "GROUPS",
+      "FUNCNAME",
+      "BASH_SOURCE",
+      "BASH_LINENO",
+    ]),
+);
 const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**
@@ -91,7 +154,11 @@ export function devEnvToRc(json: DevEnvJson): string {
     else if (v.type === "var") lines.push(`${name}=${quote(v.value)}`);
     else if (v.type === "array") lines.push(`declare -a ${name}=(${v.value.map(quote).join(" ")})`);
     else if (v.type === "associative") {
-      lines.push(`declare -A ${name}=(${Object.entries(v.value).map(([k, val]) => `[${quote(k)}]=${quote(val)}`).join(" ")})`);
+      lines.push(
+        `declare -A ${name}=(${Object.entries(v.value)
+          .map(([k, val]) => `[${quote(k)}]=${quote(val)}`)
+          .join(" ")})`,
+      );
     }
   }
   for (const [fn, body] of Object.entries(json.bashFunctions ?? {})) {

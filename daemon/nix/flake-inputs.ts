@@ -17,9 +17,18 @@ function collect(node: ArchiveNode, out: Set<string>): void {
  * The store paths of a flake and every input it was evaluated with (`nix flake archive --dry-run`),
  * without changing its lock. Empty when Nix cannot say (a warning goes to the job's output).
  */
-export async function flakeInputPaths(ctx: RunContext, flakeRef: string, extraArgs: readonly string[], env: NodeJS.ProcessEnv | undefined): Promise<string[]> {
+export async function flakeInputPaths(
+  ctx: RunContext,
+  flakeRef: string,
+  extraArgs: readonly string[],
+  env: NodeJS.ProcessEnv | undefined,
+): Promise<string[]> {
   try {
-    const res = await runNix(ctx, { args: ["flake", "archive", "--json", "--dry-run", "--no-update-lock-file", ...extraArgs, flakeRef], env, maxStdoutBytes: 4 * 1024 * 1024 });
+    const res = await runNix(ctx, {
+      args: ["flake", "archive", "--json", "--dry-run", "--no-update-lock-file", ...extraArgs, flakeRef],
+      env,
+      maxStdoutBytes: 4 * 1024 * 1024,
+    });
     if (res.exitCode !== 0) throw new Error(res.errorMessage ?? `exit code ${res.exitCode}`);
     const paths = new Set<string>();
     collect(JSON.parse(res.stdout) as ArchiveNode, paths);
@@ -35,7 +44,12 @@ export async function flakeInputPaths(ctx: RunContext, flakeRef: string, extraAr
  * Roots the flake inputs beside the environment's own root (`<root>.inputs/in`, `in-2`, …), so
  * garbage collection keeps what re-evaluating the environment needs. Replaces an older set.
  */
-export async function rootFlakeInputs(ctx: RunContext, root: string, paths: readonly string[], env: NodeJS.ProcessEnv | undefined): Promise<void> {
+export async function rootFlakeInputs(
+  ctx: RunContext,
+  root: string,
+  paths: readonly string[],
+  env: NodeJS.ProcessEnv | undefined,
+): Promise<void> {
   const dir = inputsRootDir(root);
   rmSync(dir, { recursive: true, force: true });
   if (paths.length === 0) return;

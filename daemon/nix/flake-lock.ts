@@ -17,7 +17,8 @@ export function lockBelongsTo(lockPath: string, url: string): boolean {
 /** The flake URL a lock node's `original` stands for, as the generated flake writes it. */
 function flakeUrlOf(original: Record<string, string>): string {
   if (original.type === "path") return `path:${original.path}`;
-  if (original.type === "github") return `github:${original.owner}/${original.repo}${original.rev ?? original.ref ? `/${original.rev ?? original.ref}` : ""}`;
+  if (original.type === "github")
+    return `github:${original.owner}/${original.repo}${(original.rev ?? original.ref) ? `/${original.rev ?? original.ref}` : ""}`;
   return original.url ?? "";
 }
 

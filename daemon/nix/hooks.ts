@@ -81,7 +81,8 @@ export async function runShellHook(json: DevEnvJson, opts: HookRunOptions): Prom
       if (name !== "PATH" && base[name] === value) continue;
       exported[name] = value;
     }
-    const outputs = json.variables.outputs?.type === "exported" ? new Set(json.variables.outputs.value.split(/\s+/).filter(Boolean)) : new Set<string>();
+    const outputs =
+      json.variables.outputs?.type === "exported" ? new Set(json.variables.outputs.value.split(/\s+/).filter(Boolean)) : new Set<string>();
     return environmentFromExports(exported, outputs, hostPath.split(":"));
   } finally {
     rmSync(dir, { recursive: true, force: true });

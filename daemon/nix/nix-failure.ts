@@ -19,12 +19,19 @@ const INFRASTRUCTURE = [
 export function nixFailure(exitCode: number, message: string | undefined, packages: readonly string[] | undefined): ActionError {
   const text = message ?? `nix exited with code ${exitCode}`;
   if (INFRASTRUCTURE.some((re) => re.test(text))) {
-    return new ActionError("unavailable", `Nix could not do its work on this machine: ${text}; fix the Nix installation (store, daemon, disk) and retry`, { details: { nixExitCode: exitCode } });
+    return new ActionError(
+      "unavailable",
+      `Nix could not do its work on this machine: ${text}; fix the Nix installation (store, daemon, disk) and retry`,
+      { details: { nixExitCode: exitCode } },
+    );
   }
   const missing = /attribute '([^']+)' missing/.exec(text)?.[1];
   const index = missing && packages ? packages.findIndex((p) => p.split(".").includes(missing)) : -1;
   if (index >= 0) {
-    return new ActionError("invalid_request", `packages[${index}] ${JSON.stringify(packages![index])} is not in this nixpkgs (${text})`, { path: `/packages/${index}`, details: { nixExitCode: exitCode } });
+    return new ActionError("invalid_request", `packages[${index}] ${JSON.stringify(packages![index])} is not in this nixpkgs (${text})`, {
+      path: `/packages/${index}`,
+      details: { nixExitCode: exitCode },
+    });
   }
   const what = exitCode === 100 ? "a package failed to build" : exitCode === 1 ? "evaluation failed" : `nix exited with code ${exitCode}`;
   return new ActionError("invalid_request", `${what}: ${text}`, { details: { nixExitCode: exitCode } });

@@ -6,7 +6,14 @@ import { ActionError } from "../../protocol/errors.js";
 import { KeyedMutex } from "../util/mutex.js";
 import type { RunContext } from "../runners/context.js";
 import { execNix, runNix, stripAnsi, type NixLogEvent } from "../runners/nix-cli.js";
-import { arrivalOf, publishClosure, substituterArgs, type BinaryCacheSettings, type ClosureArrival, type Publication } from "./binary-cache.js";
+import {
+  arrivalOf,
+  publishClosure,
+  substituterArgs,
+  type BinaryCacheSettings,
+  type ClosureArrival,
+  type Publication,
+} from "./binary-cache.js";
 import { cacheKey, EnvironmentCache, type CacheEntry } from "./cache.js";
 import { flakeInputPaths, rootFlakeInputs } from "./flake-inputs.js";
 import { environmentFromDevEnv, envStorePath, shellHookOf, type DevEnvJson } from "./dev-env.js";
@@ -110,7 +117,8 @@ export class NixPreparer {
       updatedAt: now,
       daemonVersion: this.settings.daemonVersion,
     };
-    if (!previous || JSON.stringify({ ...previous, updatedAt: "" }) !== JSON.stringify({ ...spec, updatedAt: "" })) writeSpec(workspace, spec);
+    if (!previous || JSON.stringify({ ...previous, updatedAt: "" }) !== JSON.stringify({ ...spec, updatedAt: "" }))
+      writeSpec(workspace, spec);
     const info = {
       workspace,
       system: spec.system,
@@ -122,7 +130,8 @@ export class NixPreparer {
       preparedAt: now,
     };
     const current = this.environments.get(workspace);
-    if (!current || current.info.cacheKey !== info.cacheKey || current.info.entryDir !== info.entryDir) this.environments.record(info, entry.environment);
+    if (!current || current.info.cacheKey !== info.cacheKey || current.info.entryDir !== info.entryDir)
+      this.environments.record(info, entry.environment);
     this.cache.touch(entry);
     return this.summary(workspace, spec, entry, current?.info.preparedAt ?? now);
   }
@@ -157,7 +166,17 @@ export class NixPreparer {
     const rec = this.environments.get(workspace);
     const entry = rec && this.cache.lookup(rec.info.system, rec.info.cacheKey);
     if (!rec || !entry) return undefined;
-    const spec = { version: 1 as const, system: rec.info.system, cacheKey: rec.info.cacheKey, packages: rec.info.packages, flake: rec.info.flake, nixpkgs: rec.info.nixpkgs, createdAt: "", updatedAt: "", daemonVersion: "" };
+    const spec = {
+      version: 1 as const,
+      system: rec.info.system,
+      cacheKey: rec.info.cacheKey,
+      packages: rec.info.packages,
+      flake: rec.info.flake,
+      nixpkgs: rec.info.nixpkgs,
+      createdAt: "",
+      updatedAt: "",
+      daemonVersion: "",
+    };
     return this.summary(workspace, spec, entry, rec.info.preparedAt);
   }
 
@@ -186,7 +205,8 @@ export class NixPreparer {
 
   private withFallback(workspace: string, err: unknown): ActionError {
     const previous = this.current(workspace);
-    const base = err instanceof ActionError ? err : new ActionError("internal", `preparation failed: ${(err as Error).message}`, { cause: err });
+    const base =
+      err instanceof ActionError ? err : new ActionError("internal", `preparation failed: ${(err as Error).message}`, { cause: err });
     const tail = previous ? "; the previous environment stays in use" : "";
     return new ActionError(base.code, `${base.message}${tail}`, {
       path: base.path,
@@ -195,7 +215,11 @@ export class NixPreparer {
     });
   }
 
-  private async preparePackages(workspace: string, recipe: Extract<Recipe, { kind: "packages" }>, ctx: RunContext): Promise<PrepareOutcome> {
+  private async preparePackages(
+    workspace: string,
+    recipe: Extract<Recipe, { kind: "packages" }>,
+    ctx: RunContext,
+  ): Promise<PrepareOutcome> {
     const paths = workspacePaths(workspace);
     mkdirSync(paths.hotline, { recursive: true });
     // Evaluate a staged copy: the workspace's flake and lock change only after success.
@@ -206,19 +230,35 @@ export class NixPreparer {
       if (lockReusable) copyFileSync(paths.lock, join(staging, "flake.lock"));
       let pin = recipe.pin;
       if (lockReusable) pin = { ...pin, ...readLockedInput(paths.lock) };
-      let entry = pin.narHash ? this.cache.lookup(this.settings.system, cacheKey(packagesRecipe(recipe.packages, pin), this.settings.system)) : undefined;
+      let entry = pin.narHash
+        ? this.cache.lookup(this.settings.system, cacheKey(packagesRecipe(recipe.packages, pin), this.settings.system))
+        : undefined;
       let closure = arrivalOf(0, 0);
       let publication: Publication | undefined;
       if (entry) {
         ctx.output("stderr", `using cached environment ${entry.meta.key}\n`);
       } else {
         const flakeRef = `path:${staging}`;
-        const args = ["print-dev-env", "--json", ...this.profiles.args(workspace), ...(lockReusable ? ["--no-update-lock-file"] : []), flakeRef];
+        const args = [
+          "print-dev-env",
+          "--json",
+          ...this.profiles.args(workspace),
+          ...(lockReusable ? ["--no-update-lock-file"] : []),
+          flakeRef,
+        ];
         const { json, progress } = await this.evaluate(args, workspace, ctx, recipe.packages);
         closure = arrivalOf(progress.builds.done, progress.substitutions.done);
         pin = { ...recipe.pin, ...readLockedInput(join(staging, "flake.lock")) };
         const recipeData = packagesRecipe(recipe.packages, pin);
-        ({ entry, publication } = await this.finish(workspace, json, recipeData, cacheKey(recipeData, this.settings.system), undefined, flakeRef, ctx));
+        ({ entry, publication } = await this.finish(
+          workspace,
+          json,
+          recipeData,
+          cacheKey(recipeData, this.settings.system),
+          undefined,
+          flakeRef,
+          ctx,
+        ));
       }
       writeFileIfChanged(paths.flake, readFileSync(join(staging, "flake.nix"), "utf8"));
       writeFileIfChanged(paths.lock, readFileSync(join(staging, "flake.lock"), "utf8"));
@@ -236,17 +276,28 @@ export class NixPreparer {
     const flakeRef = `${generated ? "path:" : ""}${dir}`;
     const installable = `${flakeRef}${attr ? `#${attr}` : ""}`;
     const before = fingerprintFiles([join(dir, "flake.nix"), lockPath]);
-    const args = ["print-dev-env", "--json", "-v", ...this.profiles.args(workspace), ...(lockBefore && !recipe.updateLock ? ["--no-update-lock-file"] : []), installable];
+    const args = [
+      "print-dev-env",
+      "--json",
+      "-v",
+      ...this.profiles.args(workspace),
+      ...(lockBefore && !recipe.updateLock ? ["--no-update-lock-file"] : []),
+      installable,
+    ];
     let result: Awaited<ReturnType<NixPreparer["evaluate"]>>;
     try {
       result = await this.evaluate(args, workspace, ctx, undefined);
     } catch (err) {
       restoreLock(lockPath, lockBefore);
       if (err instanceof ActionError && /requires lock file changes/.test(err.message)) {
-        throw new ActionError("conflict", `flake.lock of ${recipe.ref} is out of date and is never updated silently; pass updateLock: true to let Nix update it`, {
-          path: "/updateLock",
-          details: { nix: err.message },
-        });
+        throw new ActionError(
+          "conflict",
+          `flake.lock of ${recipe.ref} is out of date and is never updated silently; pass updateLock: true to let Nix update it`,
+          {
+            path: "/updateLock",
+            details: { nix: err.message },
+          },
+        );
       }
       throw err;
     }
@@ -255,7 +306,8 @@ export class NixPreparer {
     // An edit made while Nix evaluated must not be trusted as what the environment came from.
     for (const b of before) {
       const now = prints.find((p) => p.path === b.path);
-      if (now && now.sha256 !== b.sha256 && !(b.path === lockPath && recipe.updateLock) && !(b.path === lockPath && !lockBefore)) now.mtimeNs = "-1";
+      if (now && now.sha256 !== b.sha256 && !(b.path === lockPath && recipe.updateLock) && !(b.path === lockPath && !lockBefore))
+        now.mtimeNs = "-1";
     }
     const locked = readLockedInput(lockPath);
     const recipeData = {
@@ -287,7 +339,13 @@ export class NixPreparer {
         ctx.output("stderr", `${String(e.fields[0])}\n`);
       }
     };
-    const res = await runNix(ctx, { args: [args[0]!, ...substituterArgs(this.settings.binaryCache), ...args.slice(1)], cwd: workspace, env: this.settings.nixEnv, onEvent, onPlainLine: (l) => ctx.output("stderr", `${l}\n`) }).catch((err: unknown) => {
+    const res = await runNix(ctx, {
+      args: [args[0]!, ...substituterArgs(this.settings.binaryCache), ...args.slice(1)],
+      cwd: workspace,
+      env: this.settings.nixEnv,
+      onEvent,
+      onPlainLine: (l) => ctx.output("stderr", `${l}\n`),
+    }).catch((err: unknown) => {
       if (ctx.signal.aborted) throw err;
       throw new ActionError("unavailable", `nix could not be started: ${(err as Error).message}`, { cause: err });
     });
@@ -319,7 +377,12 @@ export class NixPreparer {
     if (hook.trim() !== "") {
       ctx.progress({ phase: "hooks", message: "running the shell hook" });
       try {
-        environment = await runShellHook(json, { cwd: workspace, signal: ctx.signal, timeoutMs: this.settings.hookTimeoutMs ?? 60_000, onOutput: (s, d) => ctx.output(s, d) });
+        environment = await runShellHook(json, {
+          cwd: workspace,
+          signal: ctx.signal,
+          timeoutMs: this.settings.hookTimeoutMs ?? 60_000,
+          onOutput: (s, d) => ctx.output(s, d),
+        });
       } catch (err) {
         if (ctx.signal.aborted) throw err;
         throw new ActionError("invalid_request", `the dev shell's shellHook failed: ${(err as Error).message}`);
@@ -329,10 +392,15 @@ export class NixPreparer {
     const root = this.cache.gcRoot(system, key);
     mkdirSync(dirname(root), { recursive: true });
     const cacheArgs = substituterArgs(this.settings.binaryCache);
-    await execNix("nix-store", ["--add-root", root, "--realise", storePath, ...cacheArgs], { env: this.settings.nixEnv, signal: ctx.signal }).catch((err: unknown) => {
+    await execNix("nix-store", ["--add-root", root, "--realise", storePath, ...cacheArgs], {
+      env: this.settings.nixEnv,
+      signal: ctx.signal,
+    }).catch((err: unknown) => {
       if (ctx.signal.aborted) throw err;
       const reason = (err as { stderr?: string }).stderr || (err as Error).message;
-      throw new ActionError("unavailable", `the environment was built but its garbage-collector root could not be registered: ${reason}`, { cause: err });
+      throw new ActionError("unavailable", `the environment was built but its garbage-collector root could not be registered: ${reason}`, {
+        cause: err,
+      });
     });
     const inputs = await flakeInputPaths(ctx, flakeRef, cacheArgs, this.settings.nixEnv);
     await rootFlakeInputs(ctx, root, inputs, this.settings.nixEnv).catch((err: unknown) => {
@@ -360,5 +428,3 @@ export class NixPreparer {
     return { entry, ...(publication ? { publication } : {}) };
   }
 }
-
-

@@ -56,7 +56,16 @@ export class NixProgressTracker {
     switch (event.action) {
       case "start": {
         const fields = event.fields ?? [];
-        this.acts.set(event.id, { type: event.type, text: event.text, fields, done: 0, expected: 0, running: 0, failed: 0, expectedByType: new Map() });
+        this.acts.set(event.id, {
+          type: event.type,
+          text: event.text,
+          fields,
+          done: 0,
+          expected: 0,
+          running: 0,
+          failed: 0,
+          expectedByType: new Map(),
+        });
         if (event.type === ACT.build) this.step = `building ${storeName(String(fields[0] ?? event.text))}`;
         else if (event.type === ACT.copyPath) this.step = `fetching ${storeName(String(fields[0] ?? event.text))}`;
         else return false;
@@ -131,13 +140,15 @@ export class NixProgressTracker {
     const s = this.snapshot();
     const mib = (n: number) => (n / 1048576).toFixed(1);
     const parts = [`${s.builds.done}/${s.builds.expected} built`, `${s.substitutions.done}/${s.substitutions.expected} copied`];
-    if (s.downloadBytes.expected > 0 || s.downloadBytes.done > 0) parts.push(`${mib(s.downloadBytes.done)}/${mib(s.downloadBytes.expected)} MiB DL`);
+    if (s.downloadBytes.expected > 0 || s.downloadBytes.done > 0)
+      parts.push(`${mib(s.downloadBytes.done)}/${mib(s.downloadBytes.expected)} MiB DL`);
     const message = `[${parts.join(", ")}]${s.step ? ` ${s.step}` : ""}`;
     if (s.downloadBytes.expected > 0 && s.downloadBytes.done < s.downloadBytes.expected) {
       return { phase: "downloading", done: s.downloadBytes.done, total: s.downloadBytes.expected, unit: "bytes", message };
     }
     if (s.builds.expected > 0) return { phase: "building", done: s.builds.done, total: s.builds.expected, unit: "builds", message };
-    if (s.substitutions.expected > 0) return { phase: "downloading", done: s.substitutions.done, total: s.substitutions.expected, unit: "paths", message };
+    if (s.substitutions.expected > 0)
+      return { phase: "downloading", done: s.substitutions.done, total: s.substitutions.expected, unit: "paths", message };
     return { phase: "evaluating", message };
   }
 

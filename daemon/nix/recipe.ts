@@ -8,9 +8,7 @@ import { readSpec, type EnvironmentSpec } from "./spec.js";
 import { packagesTemplate } from "./template.js";
 
 /** What to prepare, after the request, the saved spec and the daemon default were reconciled. */
-export type Recipe =
-  | { kind: "packages"; packages: string[]; pin: NixpkgsPin }
-  | { kind: "flake"; ref: string; updateLock: boolean };
+export type Recipe = { kind: "packages"; packages: string[]; pin: NixpkgsPin } | { kind: "flake"; ref: string; updateLock: boolean };
 
 export interface PrepareRequest {
   workspace: string;
@@ -21,7 +19,8 @@ export interface PrepareRequest {
 
 /** Refuses a workspace that is not an absolute path to an existing directory. */
 export function checkWorkspace(workspace: string): string {
-  if (!isAbsolute(workspace)) throw new ActionError("invalid_request", `workspace ${JSON.stringify(workspace)} is not an absolute path`, { path: "/workspace" });
+  if (!isAbsolute(workspace))
+    throw new ActionError("invalid_request", `workspace ${JSON.stringify(workspace)} is not an absolute path`, { path: "/workspace" });
   const abs = resolve(workspace);
   let isDir = false;
   try {
@@ -38,7 +37,8 @@ export function parseFlakeRef(workspace: string, ref: string): { dir: string; at
   const parsed = splitFlakeRef(workspace, ref);
   if ("problem" in parsed) throw new ActionError("invalid_request", `flake ${parsed.problem}`, { path: "/flake" });
   const { dir } = parsed;
-  if (!existsSync(join(dir, "flake.nix"))) throw new ActionError("invalid_request", `flake ${JSON.stringify(ref)}: ${join(dir, "flake.nix")} does not exist`, { path: "/flake" });
+  if (!existsSync(join(dir, "flake.nix")))
+    throw new ActionError("invalid_request", `flake ${JSON.stringify(ref)}: ${join(dir, "flake.nix")} does not exist`, { path: "/flake" });
   return parsed;
 }
 

@@ -14,7 +14,18 @@ class SpecFieldError extends Error {
   }
 }
 
-const FIELDS = new Set(["version", "packages", "flake", "nixpkgs", "system", "cacheKey", "templateVersion", "createdAt", "updatedAt", "daemonVersion"]);
+const FIELDS = new Set([
+  "version",
+  "packages",
+  "flake",
+  "nixpkgs",
+  "system",
+  "cacheKey",
+  "templateVersion",
+  "createdAt",
+  "updatedAt",
+  "daemonVersion",
+]);
 const PIN_FIELDS = new Set(["url", "rev", "narHash", "lastModified"]);
 const SYSTEM = /^[a-z0-9_]+-[a-z0-9_]+$/;
 const SHA256_HEX = /^[0-9a-f]{64}$/;
@@ -30,13 +41,21 @@ function isObject(v: unknown): v is Record<string, unknown> {
 }
 
 function checkString(v: unknown, field: string, max = 200): void {
-  expect(typeof v === "string" && v.length <= max && !/[\u0000-\u001f]/.test(v), field, `must be a string of at most ${max} printable characters`);
+  expect(
+    typeof v === "string" && v.length <= max && !/[\u0000-\u001f]/.test(v),
+    field,
+    `must be a string of at most ${max} printable characters`,
+  );
 }
 
 function checkFields(spec: Record<string, unknown>, workspace: string): void {
   for (const key of Object.keys(spec)) expect(FIELDS.has(key), `/${key}`, "is not a field of an environment spec");
   expect(spec.version === 1, "/version", "must be 1");
-  expect((spec.packages === undefined) !== (spec.flake === undefined), "/packages", 'exactly one of "packages" and "flake" must be present');
+  expect(
+    (spec.packages === undefined) !== (spec.flake === undefined),
+    "/packages",
+    'exactly one of "packages" and "flake" must be present',
+  );
   if (spec.packages !== undefined) {
     expect(Array.isArray(spec.packages), "/packages", "must be an array of Nixpkgs attribute paths");
     try {
@@ -58,12 +77,23 @@ function checkFields(spec: Record<string, unknown>, workspace: string): void {
     const urlProblem = spec.flake !== undefined && p.url === "" ? undefined : nixpkgsUrlProblem(p.url);
     if (urlProblem) throw new SpecFieldError("/nixpkgs/url", urlProblem);
     if (p.rev !== undefined) expect(typeof p.rev === "string" && REV.test(p.rev), "/nixpkgs/rev", "must be a 40-digit hex git revision");
-    if (p.narHash !== undefined) expect(typeof p.narHash === "string" && NAR_HASH.test(p.narHash), "/nixpkgs/narHash", 'must be an SRI hash "sha256-…="');
-    if (p.lastModified !== undefined) expect(Number.isSafeInteger(p.lastModified) && (p.lastModified as number) >= 0, "/nixpkgs/lastModified", "must be a non-negative integer");
+    if (p.narHash !== undefined)
+      expect(typeof p.narHash === "string" && NAR_HASH.test(p.narHash), "/nixpkgs/narHash", 'must be an SRI hash "sha256-…="');
+    if (p.lastModified !== undefined)
+      expect(
+        Number.isSafeInteger(p.lastModified) && (p.lastModified as number) >= 0,
+        "/nixpkgs/lastModified",
+        "must be a non-negative integer",
+      );
   }
   expect(typeof spec.system === "string" && SYSTEM.test(spec.system), "/system", 'must be a Nix system such as "x86_64-linux"');
   expect(typeof spec.cacheKey === "string" && SHA256_HEX.test(spec.cacheKey), "/cacheKey", "must be 64 lowercase hex digits");
-  if (spec.templateVersion !== undefined) expect(Number.isSafeInteger(spec.templateVersion) && (spec.templateVersion as number) > 0, "/templateVersion", "must be a positive integer");
+  if (spec.templateVersion !== undefined)
+    expect(
+      Number.isSafeInteger(spec.templateVersion) && (spec.templateVersion as number) > 0,
+      "/templateVersion",
+      "must be a positive integer",
+    );
   for (const key of ["createdAt", "updatedAt"]) {
     const v = spec[key];
     expect(typeof v === "string" && v.length <= 40 && !Number.isNaN(Date.parse(v)), `/${key}`, "must be an ISO 8601 time");
@@ -84,9 +114,13 @@ export function checkSpec(raw: unknown, workspace: string, file: string): Enviro
   } catch (err) {
     if (!(err instanceof SpecFieldError)) throw err;
     const where = err.field === "" ? "" : ` field ${err.field}`;
-    throw new ActionError("invalid_request", `${file}${where} is refused: ${err.message}; fix or delete the file, or pass "packages" or "flake" to replace it`, {
-      path: "/workspace",
-      details: { file, field: err.field },
-    });
+    throw new ActionError(
+      "invalid_request",
+      `${file}${where} is refused: ${err.message}; fix or delete the file, or pass "packages" or "flake" to replace it`,
+      {
+        path: "/workspace",
+        details: { file, field: err.field },
+      },
+    );
   }
 }

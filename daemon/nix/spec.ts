@@ -42,10 +42,14 @@ export function readSpec(workspace: string): EnvironmentSpec | undefined {
   try {
     raw = JSON.parse(text);
   } catch (err) {
-    throw new ActionError("invalid_request", `${path} is not JSON (${(err as Error).message}); fix or delete the file, or pass "packages" or "flake" to replace it`, {
-      path: "/workspace",
-      details: { file: path },
-    });
+    throw new ActionError(
+      "invalid_request",
+      `${path} is not JSON (${(err as Error).message}); fix or delete the file, or pass "packages" or "flake" to replace it`,
+      {
+        path: "/workspace",
+        details: { file: path },
+      },
+    );
   }
   return checkSpec(raw, workspace, path);
 }
@@ -64,9 +68,16 @@ function readSpecText(path: string): string | undefined {
   }
   try {
     const stats = fstatSync(fd);
-    const refuse = !stats.isFile() ? "is not a regular file" : stats.size > MAX_SPEC_BYTES ? `is larger than ${MAX_SPEC_BYTES} bytes` : undefined;
+    const refuse = !stats.isFile()
+      ? "is not a regular file"
+      : stats.size > MAX_SPEC_BYTES
+        ? `is larger than ${MAX_SPEC_BYTES} bytes`
+        : undefined;
     if (refuse) {
-      throw new ActionError("invalid_request", `${path} ${refuse}; delete it, or pass "packages" or "flake" to replace it`, { path: "/workspace", details: { file: path } });
+      throw new ActionError("invalid_request", `${path} ${refuse}; delete it, or pass "packages" or "flake" to replace it`, {
+        path: "/workspace",
+        details: { file: path },
+      });
     }
     return readFileSync(fd, "utf8");
   } finally {

@@ -34,7 +34,8 @@ async function startGroup(script: string): Promise<{ child: ChildProcess; pid: n
 describe("/proc/<pid>/stat parsing", () => {
   // Fields 3..22 after the name: state, ppid, pgrp, session, tty, tpgid, flags, 4 fault counts,
   // 4 times, priority, nice, threads, itrealvalue, starttime (22), then the rest.
-  const line = (comm: string): string => `4242 (${comm}) S 1 4240 4240 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 12345 67 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n`;
+  const line = (comm: string): string =>
+    `4242 (${comm}) S 1 4240 4240 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 12345 67 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n`;
 
   it("reads the fields after the last parenthesis, whatever the command name holds", () => {
     for (const comm of ["bash", "a b c", "evil) S 1 2 3 (x", "((", "tmux: server (1)", ""]) {
@@ -94,7 +95,6 @@ describe.skipIf(!hasProc)("TERM → grace → KILL on a process group", () => {
     const [code, signal] = await exited;
     expect({ code, signal }).toEqual({ code: null, signal: "SIGKILL" });
   });
-
 });
 
 describe("escalate", () => {

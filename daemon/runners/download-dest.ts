@@ -14,14 +14,18 @@ export interface Destination {
 export async function planDestination(dest: string, overwrite: boolean): Promise<Destination> {
   const info = await stat(dest).catch(() => undefined);
   if (dest.endsWith("/") || info?.isDirectory()) {
-    if (!info?.isDirectory()) throw new ActionError("not_found", `directory ${dest} does not exist; pass parents: true to create it, or name a file`, { path: "/dest" });
+    if (!info?.isDirectory())
+      throw new ActionError("not_found", `directory ${dest} does not exist; pass parents: true to create it, or name a file`, {
+        path: "/dest",
+      });
     return { dir: dest };
   }
   const dir = dirname(dest);
   if (!(await stat(dir).catch(() => undefined))?.isDirectory()) {
     throw new ActionError("not_found", `directory ${dir} does not exist; pass parents: true to create it`, { path: "/dest" });
   }
-  if (info && !overwrite) throw new ActionError("conflict", `${dest} already exists; pass overwrite: true to replace it`, { path: "/dest" });
+  if (info && !overwrite)
+    throw new ActionError("conflict", `${dest} already exists; pass overwrite: true to replace it`, { path: "/dest" });
   return { dir, file: dest };
 }
 
@@ -37,9 +41,9 @@ export async function installDownload(temp: string, path: string, overwrite: boo
   try {
     await link(temp, path);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "EEXIST") throw new ActionError("conflict", `${path} already exists; pass overwrite: true to replace it`, { path: "/dest" });
+    if ((err as NodeJS.ErrnoException).code === "EEXIST")
+      throw new ActionError("conflict", `${path} already exists; pass overwrite: true to replace it`, { path: "/dest" });
     throw err;
   }
   await unlink(temp);
 }
-

@@ -14,7 +14,6 @@ const MAX_NAME_BYTES = 255;
 /** Reduces an untrusted name to a single safe file name (no separators, no `..`, no control characters). */
 export function sanitizeFileName(raw: string): string {
   const lastSegment = raw.split(/[\\/]/).pop() ?? "";
-  // eslint-disable-next-line no-control-regex
   let name = lastSegment.replace(/[\u0000-\u001f\u007f]/g, "").trim();
   if (name === "" || name === "." || name === "..") return FALLBACK_NAME;
   while (Buffer.byteLength(name) > MAX_NAME_BYTES) name = name.slice(0, -1);
@@ -64,10 +63,14 @@ export function chooseDownloadName(finalUrl: URL, contentDisposition: string | u
   const risk = riskOf(name);
   if (risk) {
     const source = fromHeader !== undefined ? "the server's Content-Disposition header" : "the last segment of the final URL";
-    throw new ActionError("invalid_request", `${source} names the file ${JSON.stringify(name)}, which is not used for a download into a directory because ${risk}; give the file name yourself in dest (a path that does not end in /)`, {
-      path: "/dest",
-      details: { name },
-    });
+    throw new ActionError(
+      "invalid_request",
+      `${source} names the file ${JSON.stringify(name)}, which is not used for a download into a directory because ${risk}; give the file name yourself in dest (a path that does not end in /)`,
+      {
+        path: "/dest",
+        details: { name },
+      },
+    );
   }
   return name;
 }

@@ -67,6 +67,6 @@ export class BatchedSink {
 async function writeAll(handle: FileHandle, buffers: Buffer[], position: number): Promise<void> {
   const { bytesWritten } = await handle.writev(buffers, position);
   const total = buffers.reduce((n, b) => n + b.length, 0);
-  if (bytesWritten < total) await handle.write(Buffer.concat(buffers).subarray(bytesWritten), 0, total - bytesWritten, position + bytesWritten);
+  if (bytesWritten < total)
+    await handle.write(Buffer.concat(buffers).subarray(bytesWritten), 0, total - bytesWritten, position + bytesWritten);
 }
-

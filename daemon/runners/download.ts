@@ -47,7 +47,6 @@ export interface DownloadResult {
   url: string;
 }
 
-
 /** Downloads `opts.url` per the rules above; throws ActionError on every refusal or failure. */
 export async function downloadFile(ctx: RunContext, opts: DownloadOptions): Promise<DownloadResult> {
   const url = parseHttpUrl(opts.url);
@@ -56,7 +55,13 @@ export async function downloadFile(ctx: RunContext, opts: DownloadOptions): Prom
   if (opts.parents) await makeParents(opts.dest.endsWith("/") ? opts.dest : dirname(opts.dest), "/dest");
   const target = await planDestination(opts.dest, opts.overwrite ?? false);
   ctx.progress({ phase: "connect", message: logSafeUrl(url) });
-  const res = await openFollowingRedirects(url, { signal: ctx.signal, headers: opts.headers, maxRedirects: opts.maxRedirects, authorization: opts.authorization, dispatcher: opts.dispatcher });
+  const res = await openFollowingRedirects(url, {
+    signal: ctx.signal,
+    headers: opts.headers,
+    maxRedirects: opts.maxRedirects,
+    authorization: opts.authorization,
+    dispatcher: opts.dispatcher,
+  });
   if (res.statusCode !== 200) {
     await res.body.dump().catch(() => undefined);
     throw statusError(res);
@@ -80,10 +85,14 @@ export async function downloadFile(ctx: RunContext, opts: DownloadOptions): Prom
     await handle.close();
     handle = undefined;
     if (expected && sha256 !== expected) {
-      throw new ActionError("invalid_request", `SHA-256 mismatch for ${logSafeUrl(res.url)}: expected ${expected}, got ${sha256}; nothing was written`, {
-        path: "/sha256",
-        details: { expected, actual: sha256 },
-      });
+      throw new ActionError(
+        "invalid_request",
+        `SHA-256 mismatch for ${logSafeUrl(res.url)}: expected ${expected}, got ${sha256}; nothing was written`,
+        {
+          path: "/sha256",
+          details: { expected, actual: sha256 },
+        },
+      );
     }
     await installDownload(temp, path, opts.overwrite ?? false);
     return { path, size, sha256, url: logSafeUrl(res.url) };
@@ -121,13 +130,23 @@ async function receiveBody(ctx: RunContext, handle: FileHandle, first: OpenedRes
       written = sink.written;
       if (ctx.signal.aborted || err instanceof ActionError) throw err;
       if (!rangesAccepted || attempt >= maxRetries) {
-        throw new ActionError("unavailable", `connection to ${logSafeUrl(res.url)} dropped after ${written} bytes${rangesAccepted ? ` and ${attempt} resume attempts` : " and the server does not accept Range requests"}: ${(err as Error).message}`, { cause: err });
+        throw new ActionError(
+          "unavailable",
+          `connection to ${logSafeUrl(res.url)} dropped after ${written} bytes${rangesAccepted ? ` and ${attempt} resume attempts` : " and the server does not accept Range requests"}: ${(err as Error).message}`,
+          { cause: err },
+        );
       }
       ctx.log.warn({ url: logSafeUrl(res.url), written, attempt: attempt + 1 }, "download dropped; resuming with Range");
       await delay((opts.retryDelayMs ?? 250) * (attempt + 1), undefined, { signal: ctx.signal });
       const headers: Record<string, string> = { ...opts.headers, range: `bytes=${written}-` };
       if (validator) headers["if-range"] = validator;
-      res = await openFollowingRedirects(res.url, { signal: ctx.signal, headers, maxRedirects: opts.maxRedirects, authorization: opts.authorization, dispatcher: opts.dispatcher });
+      res = await openFollowingRedirects(res.url, {
+        signal: ctx.signal,
+        headers,
+        maxRedirects: opts.maxRedirects,
+        authorization: opts.authorization,
+        dispatcher: opts.dispatcher,
+      });
       if (res.statusCode === 206 && rangeStart(res) === written) {
         total = rangeTotal(res) ?? total;
       } else if (res.statusCode === 200) {
@@ -152,14 +171,21 @@ async function receiveBody(ctx: RunContext, handle: FileHandle, first: OpenedRes
 
 function normalizeSha256(value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
-  const hex = value.trim().toLowerCase().replace(/^sha256:/, "");
-  if (!/^[0-9a-f]{64}$/.test(hex)) throw new ActionError("invalid_request", `sha256 must be 64 hex digits, got ${JSON.stringify(value)}`, { path: "/sha256" });
+  const hex = value
+    .trim()
+    .toLowerCase()
+    .replace(/^sha256:/, "");
+  if (!/^[0-9a-f]{64}$/.test(hex))
+    throw new ActionError("invalid_request", `sha256 must be 64 hex digits, got ${JSON.stringify(value)}`, { path: "/sha256" });
   return hex;
 }
 
 function statusError(res: OpenedResponse): ActionError {
   const code = res.statusCode === 404 || res.statusCode === 410 ? "not_found" : "unavailable";
-  return new ActionError(code, `${logSafeUrl(res.url)} answered HTTP ${res.statusCode}`, { path: "/url", details: { status: res.statusCode } });
+  return new ActionError(code, `${logSafeUrl(res.url)} answered HTTP ${res.statusCode}`, {
+    path: "/url",
+    details: { status: res.statusCode },
+  });
 }
 
 function contentLength(res: OpenedResponse): number | null {

@@ -28,7 +28,11 @@ export function streamGit(args: readonly string[], options: GitStreamOptions): P
   return new Promise((resolve, reject) => {
     // Not detached: a new session measurably slowed git grep on a loaded machine (its own
     // scheduling group), and the commands streamed here start no helpers of their own to reach.
-    const child = spawn("git", ["-c", "core.fsmonitor=false", ...args], { cwd: options.cwd, env: gitEnvironment(), stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn("git", ["-c", "core.fsmonitor=false", ...args], {
+      cwd: options.cwd,
+      env: gitEnvironment(),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stopped: GitStreamResult["stopped"];
     let stderr = "";
     const stop = (why: "enough" | "timeout"): void => {
@@ -45,7 +49,8 @@ export function streamGit(args: readonly string[], options: GitStreamOptions): P
     });
     child.once("error", (err: NodeJS.ErrnoException) => {
       clearTimeout(timer);
-      if (err.code === "ENOENT") reject(new ActionError("unavailable", "git is not installed or not on PATH; files.search and files.list with gitignore need git"));
+      if (err.code === "ENOENT")
+        reject(new ActionError("unavailable", "git is not installed or not on PATH; files.search and files.list with gitignore need git"));
       else reject(err);
     });
     child.once("close", (code) => {

@@ -17,7 +17,16 @@ const INHERITED_ENV = ["PATH", "HOME", "USER", "LOGNAME", "TMPDIR", "TZ", "SSH_A
 export const ALLOWED_PROTOCOLS = "file:git:http:https:ssh";
 
 /** Settings forced on every call: daemon-run git must never run repository hooks or wait for a signer. */
-const FORCED_CONFIG = ["-c", "core.hooksPath=/dev/null", "-c", "commit.gpgsign=false", "-c", "tag.gpgsign=false", "-c", "core.fsmonitor=false"];
+const FORCED_CONFIG = [
+  "-c",
+  "core.hooksPath=/dev/null",
+  "-c",
+  "commit.gpgsign=false",
+  "-c",
+  "tag.gpgsign=false",
+  "-c",
+  "core.fsmonitor=false",
+];
 
 const STDERR_TAIL_BYTES = 8 * 1024;
 const MAX_BUFFER_BYTES = 32 * 1024 * 1024;
@@ -128,7 +137,8 @@ export async function runGit(args: readonly string[], options: GitCallOptions): 
     const result = await child;
     if (result.failed && result.exitCode === undefined) {
       const code = (result.cause as NodeJS.ErrnoException | undefined)?.code;
-      if (code === "ENOENT") throw new ActionError("unavailable", "git is not installed or not on PATH; install git to use repos.* and tasks.*");
+      if (code === "ENOENT")
+        throw new ActionError("unavailable", "git is not installed or not on PATH; install git to use repos.* and tasks.*");
       if (!options.signal?.aborted) throw new ActionError("internal", `git ${args[0] ?? ""} could not run: ${result.shortMessage}`);
     }
     if (options.signal?.aborted) {

@@ -42,7 +42,11 @@ const MAX_RELEASE_JSON_BYTES = 16 * 1024 * 1024;
 /** Checks `owner/name` against GitHub's grammar before any request is built from it. */
 export function validateRepo(repo: string, fieldPath = "/github/repo"): void {
   if (!REPO_PATTERN.test(repo)) {
-    throw new ActionError("invalid_request", `repo must look like "owner/name" (letters, digits, '-', '.', '_'), got ${JSON.stringify(repo)}`, { path: fieldPath });
+    throw new ActionError(
+      "invalid_request",
+      `repo must look like "owner/name" (letters, digits, '-', '.', '_'), got ${JSON.stringify(repo)}`,
+      { path: fieldPath },
+    );
   }
 }
 
@@ -51,16 +55,26 @@ export async function readGithubToken(tokenFile: string | undefined): Promise<st
   if (!tokenFile) return undefined;
   const text = await readFile(tokenFile, "utf8").catch((err: NodeJS.ErrnoException) => {
     if (err.code === "ENOENT") return "";
-    throw new ActionError("unavailable", `the GitHub token file ${tokenFile} cannot be read (${err.code ?? err.message}); fix its permissions or remove it`);
+    throw new ActionError(
+      "unavailable",
+      `the GitHub token file ${tokenFile} cannot be read (${err.code ?? err.message}); fix its permissions or remove it`,
+    );
   });
   return text.trim() || undefined;
 }
 
 /** Asks the releases API for the release and picks the single asset matching the glob. */
-export async function resolveGithubAsset(ctx: Pick<RunContext, "signal">, query: GithubAssetQuery, api: GithubApiOptions, token?: string): Promise<ResolvedAsset> {
+export async function resolveGithubAsset(
+  ctx: Pick<RunContext, "signal">,
+  query: GithubAssetQuery,
+  api: GithubApiOptions,
+  token?: string,
+): Promise<ResolvedAsset> {
   validateRepo(query.repo);
   if (query.tag.trim() === "" || /[\u0000-\u001f]/.test(query.tag)) {
-    throw new ActionError("invalid_request", `tag must be a release tag or "latest", got ${JSON.stringify(query.tag)}`, { path: "/github/tag" });
+    throw new ActionError("invalid_request", `tag must be a release tag or "latest", got ${JSON.stringify(query.tag)}`, {
+      path: "/github/tag",
+    });
   }
   const base = parseHttpUrl(`${api.apiBase.replace(/\/+$/, "")}/`, "/github");
   const suffix = query.tag === "latest" ? "releases/latest" : `releases/tags/${encodeURIComponent(query.tag)}`;
@@ -75,12 +89,17 @@ export async function resolveGithubAsset(ctx: Pick<RunContext, "signal">, query:
   if (res.statusCode === 404) {
     await res.body.dump().catch(() => undefined);
     const what = query.tag === "latest" ? "no published release" : `no release tagged ${JSON.stringify(query.tag)}`;
-    throw new ActionError("not_found", `${query.repo} has ${what} (or the repository is private and no token is configured)`, { path: "/github/tag" });
+    throw new ActionError("not_found", `${query.repo} has ${what} (or the repository is private and no token is configured)`, {
+      path: "/github/tag",
+    });
   }
   if (res.statusCode !== 200) {
     await res.body.dump().catch(() => undefined);
     const hint = res.statusCode === 401 || res.statusCode === 403 ? " (rate limit or token problem; configure a token file)" : "";
-    throw new ActionError("unavailable", `the GitHub API answered HTTP ${res.statusCode} for ${query.repo}${hint}`, { path: "/github", details: { status: res.statusCode } });
+    throw new ActionError("unavailable", `the GitHub API answered HTTP ${res.statusCode} for ${query.repo}${hint}`, {
+      path: "/github",
+      details: { status: res.statusCode },
+    });
   }
   const release = parseRelease(await readBounded(res.body, MAX_RELEASE_JSON_BYTES));
   return pickAsset(release, query);
@@ -120,7 +139,11 @@ function parseRelease(text: string): ReleaseJson {
     throw new ActionError("unavailable", "the GitHub API returned something that is not JSON");
   }
   const r = json as Partial<ReleaseJson>;
-  if (typeof r.tag_name !== "string" || !Array.isArray(r.assets) || !r.assets.every((a) => typeof a?.name === "string" && typeof a?.browser_download_url === "string")) {
+  if (
+    typeof r.tag_name !== "string" ||
+    !Array.isArray(r.assets) ||
+    !r.assets.every((a) => typeof a?.name === "string" && typeof a?.browser_download_url === "string")
+  ) {
     throw new ActionError("unavailable", "the GitHub API's release JSON has no tag_name/assets[].name/browser_download_url");
   }
   return r as ReleaseJson;
@@ -131,11 +154,16 @@ function pickAsset(release: ReleaseJson, query: GithubAssetQuery): ResolvedAsset
   const names = release.assets.map((a) => a.name);
   const matches = release.assets.filter((a) => isMatch(a.name));
   if (matches.length !== 1) {
-    const problem = matches.length === 0 ? "matches no asset" : `matches ${matches.length} assets (${matches.map((a) => a.name).join(", ")})`;
-    throw new ActionError("invalid_request", `asset pattern ${JSON.stringify(query.asset)} ${problem} of release ${release.tag_name}; assets: ${names.join(", ") || "(none)"}`, {
-      path: "/github/asset",
-      details: { assets: names, matched: matches.map((a) => a.name) },
-    });
+    const problem =
+      matches.length === 0 ? "matches no asset" : `matches ${matches.length} assets (${matches.map((a) => a.name).join(", ")})`;
+    throw new ActionError(
+      "invalid_request",
+      `asset pattern ${JSON.stringify(query.asset)} ${problem} of release ${release.tag_name}; assets: ${names.join(", ") || "(none)"}`,
+      {
+        path: "/github/asset",
+        details: { assets: names, matched: matches.map((a) => a.name) },
+      },
+    );
   }
   const asset = matches[0]!;
   return { name: asset.name, url: asset.browser_download_url, size: asset.size, tag: release.tag_name };

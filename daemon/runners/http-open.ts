@@ -35,10 +35,14 @@ export function parseHttpUrl(raw: string, fieldPath = "/url"): URL {
   try {
     url = new URL(raw);
   } catch {
-    throw new ActionError("invalid_request", `not a valid URL: ${JSON.stringify(raw)}; give an absolute http:// or https:// URL`, { path: fieldPath });
+    throw new ActionError("invalid_request", `not a valid URL: ${JSON.stringify(raw)}; give an absolute http:// or https:// URL`, {
+      path: fieldPath,
+    });
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new ActionError("invalid_request", `URL scheme ${url.protocol} is not supported; only http and https URLs can be downloaded`, { path: fieldPath });
+    throw new ActionError("invalid_request", `URL scheme ${url.protocol} is not supported; only http and https URLs can be downloaded`, {
+      path: fieldPath,
+    });
   }
   return url;
 }
@@ -66,9 +70,18 @@ export async function openFollowingRedirects(start: URL, opts: OpenOptions): Pro
     chain.push(url);
     const headers: Record<string, string> = { "user-agent": "hotline", ...opts.headers };
     if (opts.authorization && url.origin === opts.authorization.origin) headers.authorization = opts.authorization.value;
-    const res = await request(url, { method: "GET", headers, signal: opts.signal, dispatcher: opts.dispatcher, highWaterMark: BODY_BUFFER_BYTES }).catch((err: unknown) => {
+    const res = await request(url, {
+      method: "GET",
+      headers,
+      signal: opts.signal,
+      dispatcher: opts.dispatcher,
+      highWaterMark: BODY_BUFFER_BYTES,
+    }).catch((err: unknown) => {
       if (opts.signal.aborted) throw err;
-      throw new ActionError("unavailable", `could not reach ${logSafeUrl(url)}: ${(err as Error).message}`, { path: opts.fieldPath, cause: err });
+      throw new ActionError("unavailable", `could not reach ${logSafeUrl(url)}: ${(err as Error).message}`, {
+        path: opts.fieldPath,
+        cause: err,
+      });
     });
     const location = headerValue(res.headers, "location");
     if (!REDIRECT_STATUSES.has(res.statusCode) || !location) {
@@ -82,17 +95,26 @@ export async function openFollowingRedirects(start: URL, opts: OpenOptions): Pro
     try {
       next = new URL(location, url);
     } catch {
-      throw new ActionError("unavailable", `${logSafeUrl(url)} redirected to an invalid location ${JSON.stringify(location)}`, { path: opts.fieldPath });
+      throw new ActionError("unavailable", `${logSafeUrl(url)} redirected to an invalid location ${JSON.stringify(location)}`, {
+        path: opts.fieldPath,
+      });
     }
     if (next.protocol !== "http:" && next.protocol !== "https:") {
-      throw new ActionError("invalid_request", `${logSafeUrl(url)} redirected to a ${next.protocol} URL; only http and https are followed`, { path: opts.fieldPath });
+      throw new ActionError(
+        "invalid_request",
+        `${logSafeUrl(url)} redirected to a ${next.protocol} URL; only http and https are followed`,
+        { path: opts.fieldPath },
+      );
     }
     const describe = () => [...chain, next].map(logSafeUrl).join(" -> ");
     if (chain.some((seen) => seen.href === next.href)) {
       throw new ActionError("unavailable", `redirect loop: ${describe()}`, { path: opts.fieldPath, details: { redirects: chain.length } });
     }
     if (chain.length > maxRedirects) {
-      throw new ActionError("unavailable", `more than ${maxRedirects} redirects: ${describe()}`, { path: opts.fieldPath, details: { redirects: chain.length } });
+      throw new ActionError("unavailable", `more than ${maxRedirects} redirects: ${describe()}`, {
+        path: opts.fieldPath,
+        details: { redirects: chain.length },
+      });
     }
     url = next;
   }

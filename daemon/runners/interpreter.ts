@@ -24,11 +24,17 @@ const EXTENSIONS: Record<string, Interpreter> = { ".sh": "bash", ".bash": "bash"
 const HEAD_BYTES = 256;
 
 /** Chooses the interpreter for `path` (absolute) and builds the argv; invalid_request when none fits. */
-export async function chooseInterpreter(path: string, interpreter: string | undefined, args: readonly string[] = []): Promise<InterpreterChoice> {
+export async function chooseInterpreter(
+  path: string,
+  interpreter: string | undefined,
+  args: readonly string[] = [],
+): Promise<InterpreterChoice> {
   const head = await readHead(path);
   if (interpreter !== undefined) {
     if (!(INTERPRETERS as readonly string[]).includes(interpreter)) {
-      throw new ActionError("invalid_request", `interpreter ${JSON.stringify(interpreter)} is not supported; use bash, sh or python3`, { path: "/interpreter" });
+      throw new ActionError("invalid_request", `interpreter ${JSON.stringify(interpreter)} is not supported; use bash, sh or python3`, {
+        path: "/interpreter",
+      });
     }
     return { interpreter: interpreter as Interpreter, source: "param", argv: [interpreter, path, ...args] };
   }
@@ -36,13 +42,21 @@ export async function chooseInterpreter(path: string, interpreter: string | unde
   if (shebang) {
     const chosen = SHEBANG_NAMES[shebang.program];
     if (!chosen) {
-      throw new ActionError("invalid_request", `${path} asks for ${JSON.stringify(shebang.line)}; files.run runs only bash, sh and python3 — pass "interpreter" to override`, { path: "/path" });
+      throw new ActionError(
+        "invalid_request",
+        `${path} asks for ${JSON.stringify(shebang.line)}; files.run runs only bash, sh and python3 — pass "interpreter" to override`,
+        { path: "/path" },
+      );
     }
     return { interpreter: chosen, source: "shebang", argv: [chosen, ...shebang.flags, path, ...args] };
   }
   const byExtension = EXTENSIONS[extname(path).toLowerCase()];
   if (byExtension) return { interpreter: byExtension, source: "extension", argv: [byExtension, path, ...args] };
-  throw new ActionError("invalid_request", `cannot tell how to run ${path}: no #! line and no .sh or .py extension; pass "interpreter": "bash", "sh" or "python3"`, { path: "/path" });
+  throw new ActionError(
+    "invalid_request",
+    `cannot tell how to run ${path}: no #! line and no .sh or .py extension; pass "interpreter": "bash", "sh" or "python3"`,
+    { path: "/path" },
+  );
 }
 
 /** `#!/usr/bin/env -S bash -e` → {program: "bash", flags: ["-e"]}; the program is the basename. */
@@ -74,7 +88,11 @@ async function readHead(path: string): Promise<string> {
     const { bytesRead } = await handle.read(buf, 0, HEAD_BYTES, 0);
     return buf.subarray(0, bytesRead).toString("utf8");
   } catch (err) {
-    throw new ActionError("invalid_request", `cannot read script ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { path: "/path" });
+    throw new ActionError(
+      "invalid_request",
+      `cannot read script ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      { path: "/path" },
+    );
   } finally {
     await handle.close();
   }

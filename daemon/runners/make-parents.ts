@@ -8,8 +8,14 @@ export async function makeParents(dir: string, field: string): Promise<void> {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "EEXIST" || code === "ENOTDIR") {
-      throw new ActionError("conflict", `cannot create directory ${dir}: a file is in the way; remove it or choose another destination`, { path: field });
+      throw new ActionError("conflict", `cannot create directory ${dir}: a file is in the way; remove it or choose another destination`, {
+        path: field,
+      });
     }
-    throw new ActionError("invalid_request", `cannot create directory ${dir} (${code ?? (err as Error).message}); choose a destination you may write`, { path: field });
+    throw new ActionError(
+      "invalid_request",
+      `cannot create directory ${dir} (${code ?? (err as Error).message}); choose a destination you may write`,
+      { path: field },
+    );
   }
 }

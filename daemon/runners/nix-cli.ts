@@ -134,11 +134,20 @@ export function runNix(ctx: Pick<RunContext, "signal">, opts: NixRunOptions): Pr
 }
 
 /** Runs a short Nix command (`nix --version`, `nix-store --add-root`) with the daemon's settings; resolves its stdout. */
-export function execNix(program: "nix" | "nix-store", args: readonly string[], opts: { env?: NodeJS.ProcessEnv; signal?: AbortSignal; timeoutMs?: number } = {}): Promise<string> {
+export function execNix(
+  program: "nix" | "nix-store",
+  args: readonly string[],
+  opts: { env?: NodeJS.ProcessEnv; signal?: AbortSignal; timeoutMs?: number } = {},
+): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(program, nixArgs(args), { env: opts.env ?? process.env, signal: opts.signal, timeout: opts.timeoutMs ?? 0 }, (err, stdout, stderr) => {
-      if (err) reject(Object.assign(err, { stderr: stripAnsi(String(stderr)).trim() }));
-      else resolve(String(stdout));
-    });
+    execFile(
+      program,
+      nixArgs(args),
+      { env: opts.env ?? process.env, signal: opts.signal, timeout: opts.timeoutMs ?? 0 },
+      (err, stdout, stderr) => {
+        if (err) reject(Object.assign(err, { stderr: stripAnsi(String(stderr)).trim() }));
+        else resolve(String(stdout));
+      },
+    );
   });
 }

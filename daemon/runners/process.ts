@@ -39,7 +39,8 @@ function describeSpawnError(file: string, err: NodeJS.ErrnoException): string {
   if (err.code === "E2BIG") {
     return `cannot start ${file}: its arguments and environment are too large for exec (E2BIG); ${EXEC_SIZE_ADVICE}`;
   }
-  if (err.code === "EACCES") return `cannot start ${file}: permission denied (EACCES); make it executable (chmod +x) or run it through its interpreter`;
+  if (err.code === "EACCES")
+    return `cannot start ${file}: permission denied (EACCES); make it executable (chmod +x) or run it through its interpreter`;
   if (err.code === "EAGAIN" || err.code === "EMFILE" || err.code === "ENFILE" || err.code === "ENOMEM") {
     return `cannot start ${file}: the system is out of processes, file descriptors or memory (${err.code}); retry when other jobs have ended`;
   }

@@ -26,7 +26,9 @@ function terminalWriter(term: ReturnType<typeof spawn>, ended: Promise<unknown>)
     while (offset < piece.length) {
       if (exited) throw new Error("the terminal has closed");
       try {
-        offset += await new Promise<number>((resolve, reject) => write(fd, piece, offset, piece.length - offset, null, (err, n) => (err ? reject(err) : resolve(n))));
+        offset += await new Promise<number>((resolve, reject) =>
+          write(fd, piece, offset, piece.length - offset, null, (err, n) => (err ? reject(err) : resolve(n))),
+        );
         attempt = 0;
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== "EAGAIN") throw err;

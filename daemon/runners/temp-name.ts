@@ -17,7 +17,11 @@ export function requireNameFits(path: string, field: string): void {
   const name = basename(path);
   const bytes = Buffer.byteLength(name);
   if (bytes > NAME_MAX) {
-    throw new ActionError("invalid_request", `the name ${JSON.stringify(`${name.slice(0, 40)}…`)} in ${field} is ${bytes} bytes long; file names may have at most ${NAME_MAX} bytes — choose a shorter one`, { path: field });
+    throw new ActionError(
+      "invalid_request",
+      `the name ${JSON.stringify(`${name.slice(0, 40)}…`)} in ${field} is ${bytes} bytes long; file names may have at most ${NAME_MAX} bytes — choose a shorter one`,
+      { path: field },
+    );
   }
 }
 

@@ -49,7 +49,8 @@ export class Connection implements FollowSink {
       pause: () => ws.pause(),
       resume: () => ws.resume(),
       guard: (fn) => this.guard(fn),
-      onBehind: (waiting, running) => log.debug({ queuedBytes: this.inflight, running, waiting }, "client over budget: requests wait until it reads"),
+      onBehind: (waiting, running) =>
+        log.debug({ queuedBytes: this.inflight, running, waiting }, "client over budget: requests wait until it reads"),
     });
     ws.on("message", (data, isBinary) => this.guard(() => this.onMessage(data as Buffer, isBinary)));
     ws.on("pong", () => (this.alive = true));
@@ -115,7 +116,8 @@ export class Connection implements FollowSink {
       fn();
     } catch (err) {
       this.log.error({ err }, "connection callback failed; closing this connection");
-      if (this.ws.readyState === this.ws.OPEN) this.ws.close(CLOSE_INTERNAL, `internal error: ${String((err as Error)?.message ?? err).slice(0, 100)}`);
+      if (this.ws.readyState === this.ws.OPEN)
+        this.ws.close(CLOSE_INTERNAL, `internal error: ${String((err as Error)?.message ?? err).slice(0, 100)}`);
     }
   }
 
@@ -158,7 +160,11 @@ export class Connection implements FollowSink {
     const why = this.tokenValidity();
     if (why !== undefined) {
       const id = findRequestId(data);
-      this.send({ ...(id === undefined ? {} : { id }), ok: false, error: new ActionError("unauthorized", `${why}; reconnect with a valid token`).toWire() });
+      this.send({
+        ...(id === undefined ? {} : { id }),
+        ok: false,
+        error: new ActionError("unauthorized", `${why}; reconnect with a valid token`).toWire(),
+      });
       this.revoke(why);
       return undefined;
     }

@@ -40,7 +40,9 @@ const STATUS_TEXT: Record<number, string> = { 401: "Unauthorized", 403: "Forbidd
 function refuse(socket: Duplex, status: number, code: string, message: string): void {
   const body = JSON.stringify({ ok: false, error: { code, message } });
   const reason = STATUS_TEXT[status] ?? "Error";
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 /** The HTTP server that only upgrades authorised, non-browser clients to WebSocket connections. */
@@ -58,7 +60,8 @@ export class HotlineServer {
       perMessageDeflate: false,
       // A page offers ["hotline", "hotline.token.…"] and gets "hotline", so the token is never echoed;
       // any other client gets its first offer, as ws does by default.
-      handleProtocols: (offered) => (offered.has(PAGE_SUBPROTOCOL) ? PAGE_SUBPROTOCOL : ([...offered].find((p) => !isLinkProtocol(p)) ?? false)),
+      handleProtocols: (offered) =>
+        offered.has(PAGE_SUBPROTOCOL) ? PAGE_SUBPROTOCOL : ([...offered].find((p) => !isLinkProtocol(p)) ?? false),
     });
     this.http = createServer(routeHttp(options.httpRoutes ?? [], options.log));
     options.tokens.onRevoke((tokenId) =>
@@ -96,7 +99,8 @@ export class HotlineServer {
       const id = `c${this.nextId++}`;
       const log = options.log.child({ conn: id });
       const { tokenId, expiresAt } = verdict;
-      const validity = (): string | undefined => (expiresAt !== undefined && expiresAt <= Date.now() ? `token ${tokenId} has expired` : options.tokens.invalidReason(tokenId));
+      const validity = (): string | undefined =>
+        expiresAt !== undefined && expiresAt <= Date.now() ? `token ${tokenId} has expired` : options.tokens.invalidReason(tokenId);
       const connection = new Connection(ws, id, verdict.scope, tokenId, options.dispatcher, options.maxPayloadBytes, validity, log);
       if (expiresAt !== undefined) connection.expireAt(expiresAt);
       this.connections.add(connection);

@@ -4,20 +4,33 @@ import type { TokenStore } from "../tokens/store.js";
 import { linkTokenOf } from "./link-protocol.js";
 import type { PageAccess } from "./page-access.js";
 
-export type UpgradeVerdict = { ok: true; scope: Scope; tokenId: string; expiresAt?: number } | { ok: false; status: 401 | 403; code: "unauthorized" | "forbidden"; message: string };
+export type UpgradeVerdict =
+  | { ok: true; scope: Scope; tokenId: string; expiresAt?: number }
+  | { ok: false; status: 401 | 403; code: "unauthorized" | "forbidden"; message: string };
 
 /**
  * Decides whether an HTTP upgrade may become a connection. A browser always sends Origin, so any
  * Origin not explicitly allowed is refused: a web page in the sandbox must not reach the daemon.
  */
-export function checkUpgrade(req: IncomingMessage, tokens: TokenStore, allowedOrigins: readonly string[], pages?: PageAccess): UpgradeVerdict {
+export function checkUpgrade(
+  req: IncomingMessage,
+  tokens: TokenStore,
+  allowedOrigins: readonly string[],
+  pages?: PageAccess,
+): UpgradeVerdict {
   const origin = req.headers.origin;
   const linkToken = pages ? linkTokenOf(req) : undefined;
   if (linkToken !== undefined && pages) {
     // A browser page's socket: only from the daemon's own page, under a host the daemon answers for.
     const badHost = pages.refusedHost(req);
     if (badHost) return { ok: false, status: 403, code: "forbidden", message: badHost };
-    if (!pages.ownOrigin(origin, req)) return { ok: false, status: 403, code: "forbidden", message: `origin ${origin ?? "(none)"} is not this daemon's page origin; a link token is accepted only from the daemon's own pages` };
+    if (!pages.ownOrigin(origin, req))
+      return {
+        ok: false,
+        status: 403,
+        code: "forbidden",
+        message: `origin ${origin ?? "(none)"} is not this daemon's page origin; a link token is accepted only from the daemon's own pages`,
+      };
   } else if (origin !== undefined && !allowedOrigins.includes(origin)) {
     return { ok: false, status: 403, code: "forbidden", message: `origin ${origin} is not allowed (allowedOrigins)` };
   }
@@ -25,7 +38,12 @@ export function checkUpgrade(req: IncomingMessage, tokens: TokenStore, allowedOr
   const token = linkToken ?? (header?.startsWith("Bearer ") ? header.slice("Bearer ".length).trim() : undefined);
   const check = tokens.check(token);
   if (!check.ok) {
-    const why = check.reason === "missing" ? "no token: send Authorization: Bearer <token from <config>/token>" : check.reason === "expired" ? "the token has expired" : "wrong token";
+    const why =
+      check.reason === "missing"
+        ? "no token: send Authorization: Bearer <token from <config>/token>"
+        : check.reason === "expired"
+          ? "the token has expired"
+          : "wrong token";
     return { ok: false, status: 401, code: "unauthorized", message: why };
   }
   return { ok: true, scope: check.scope, tokenId: check.id, ...(check.expiresAt !== undefined ? { expiresAt: check.expiresAt } : {}) };

@@ -13,7 +13,9 @@ export type TokenInfo = Static<typeof TokenInfoSchema>;
 /** An issued token as the token file keeps it: its public fields and the hash of its secret. */
 type IssuedToken = TokenInfo & { sha256: string };
 
-export type TokenCheck = { ok: true; scope: Scope; id: string; expiresAt?: number } | { ok: false; reason: "missing" | "wrong" | "expired" };
+export type TokenCheck =
+  | { ok: true; scope: Scope; id: string; expiresAt?: number }
+  | { ok: false; reason: "missing" | "wrong" | "expired" };
 
 /** The id of the token in `<config>/token`: scope manage, never expires, cannot be revoked. */
 export const PRIMARY_TOKEN_ID = "primary";
@@ -67,10 +69,21 @@ export class TokenStore {
   }
 
   /** Issues a token; only its hash is stored, the token itself is returned once. */
-  create(scope: Scope, ttlMs: number | undefined, label: string | undefined, now = Date.now()): { token: string; id: string; expiresAt: string } {
+  create(
+    scope: Scope,
+    ttlMs: number | undefined,
+    label: string | undefined,
+    now = Date.now(),
+  ): { token: string; id: string; expiresAt: string } {
     const token = `hl_${randomBytes(32).toString("base64url")}`;
     const expiresAt = new Date(now + (ttlMs ?? DEFAULT_TOKEN_TTL_MS)).toISOString();
-    const record: IssuedToken = { id: `t${randomBytes(6).toString("hex")}`, sha256: sha256(token).toString("hex"), scope, createdAt: new Date(now).toISOString(), expiresAt };
+    const record: IssuedToken = {
+      id: `t${randomBytes(6).toString("hex")}`,
+      sha256: sha256(token).toString("hex"),
+      scope,
+      createdAt: new Date(now).toISOString(),
+      expiresAt,
+    };
     if (label !== undefined) record.label = label;
     this.save([...this.live(now), record]);
     return { token, id: record.id, expiresAt };
@@ -83,9 +96,15 @@ export class TokenStore {
 
   /** Revokes an issued token at once: connections that use it are closed by the listeners. */
   revoke(id: string, now = Date.now()): TokenInfo {
-    if (id === PRIMARY_TOKEN_ID) throw new ActionError("invalid_request", `the ${PRIMARY_TOKEN_ID} token (the token file's) cannot be revoked; replace <config>/token and restart the daemon instead`, { path: "/tokenId" });
+    if (id === PRIMARY_TOKEN_ID)
+      throw new ActionError(
+        "invalid_request",
+        `the ${PRIMARY_TOKEN_ID} token (the token file's) cannot be revoked; replace <config>/token and restart the daemon instead`,
+        { path: "/tokenId" },
+      );
     const t = this.live(now).find((x) => x.id === id);
-    if (!t) throw new ActionError("not_found", `no live token ${id}; tokens.list shows the tokens that can be revoked`, { path: "/tokenId" });
+    if (!t)
+      throw new ActionError("not_found", `no live token ${id}; tokens.list shows the tokens that can be revoked`, { path: "/tokenId" });
     this.save(this.live(now).filter((x) => x.id !== id));
     for (const listener of this.revokeListeners) listener(id);
     const { sha256: _hash, ...info } = t;

@@ -5,7 +5,8 @@ import { ActionError } from "../../protocol/errors.js";
 export const MAX_EXEC_STRING_BYTES = 128 * 1024;
 const KIB = 1024;
 /** What to do instead, for every message about exec's size limits. */
-export const EXEC_SIZE_ADVICE = "Linux limits one argument or environment variable to 128 KiB and all of them together to about 2 MiB; pass large content on stdin (\"stdin\") or in a file";
+export const EXEC_SIZE_ADVICE =
+  'Linux limits one argument or environment variable to 128 KiB and all of them together to about 2 MiB; pass large content on stdin ("stdin") or in a file';
 
 /**
  * What execve accepts for argv + environment strings together (fs/exec.c: a quarter of the stack
@@ -45,7 +46,11 @@ export function checkExecSize(
     const bytes = execBytes(arg, MAX_EXEC_STRING_BYTES);
     if (bytes > MAX_EXEC_STRING_BYTES) {
       const path = where(i);
-      throw new ActionError("limit_exceeded", `${i === 0 ? "the program name" : `argument ${i}`} of the command is ${kib(bytes)}; ${EXEC_SIZE_ADVICE}`, path ? { path } : {});
+      throw new ActionError(
+        "limit_exceeded",
+        `${i === 0 ? "the program name" : `argument ${i}`} of the command is ${kib(bytes)}; ${EXEC_SIZE_ADVICE}`,
+        path ? { path } : {},
+      );
     }
     total += bytes + 8;
   });
@@ -59,6 +64,9 @@ export function checkExecSize(
   }
   totalLimit ??= execTotalLimit();
   if (total > totalLimit) {
-    throw new ActionError("limit_exceeded", `the command and its environment are ${kib(total)} together, over the ${kib(totalLimit)} this machine allows; ${EXEC_SIZE_ADVICE}`);
+    throw new ActionError(
+      "limit_exceeded",
+      `the command and its environment are ${kib(total)} together, over the ${kib(totalLimit)} this machine allows; ${EXEC_SIZE_ADVICE}`,
+    );
   }
 }

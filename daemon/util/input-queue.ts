@@ -30,10 +30,14 @@ export class InputQueue {
     if (this.waiting > 0 && this.waiting + data.length > INPUT_QUEUE_BYTES) {
       const mib = INPUT_QUEUE_BYTES / (1024 * 1024);
       return Promise.reject(
-        new ActionError("limit_exceeded", `job ${this.jobId} has ${this.waiting} bytes of earlier input it has not read yet, and at most ${mib} MiB may wait; wait for the replies to earlier jobs.input before sending more`, {
-          path: "/data",
-          details: { waiting: this.waiting },
-        }),
+        new ActionError(
+          "limit_exceeded",
+          `job ${this.jobId} has ${this.waiting} bytes of earlier input it has not read yet, and at most ${mib} MiB may wait; wait for the replies to earlier jobs.input before sending more`,
+          {
+            path: "/data",
+            details: { waiting: this.waiting },
+          },
+        ),
       );
     }
     if (eof) this.closed = true;
@@ -67,10 +71,14 @@ export class InputQueue {
       return written;
     } catch (err) {
       if (err instanceof ActionError) throw err;
-      throw new ActionError("conflict", `job ${this.jobId} stopped reading its input (${(err as Error).message}) after ${written} of ${data.length} bytes`, {
-        path: "/job",
-        details: { written },
-      });
+      throw new ActionError(
+        "conflict",
+        `job ${this.jobId} stopped reading its input (${(err as Error).message}) after ${written} of ${data.length} bytes`,
+        {
+          path: "/job",
+          details: { written },
+        },
+      );
     } finally {
       this.waiting -= data.length - written;
       if (eof && written < data.length) this.closed = false;

@@ -25,7 +25,8 @@ export async function openRegularFile(path: string, field = "/path"): Promise<{ 
     if (code === "ENOENT" || code === "ENOTDIR") throw new ActionError("not_found", `${path} does not exist`, { path: field });
     throw new ActionError("invalid_request", `cannot read ${path}: ${(err as Error).message}`, { path: field });
   }
-  if (!before.isFile()) throw new ActionError("invalid_request", `${path} is ${kindOf(before)}; only regular files are accepted`, { path: field });
+  if (!before.isFile())
+    throw new ActionError("invalid_request", `${path} is ${kindOf(before)}; only regular files are accepted`, { path: field });
   const handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
   try {
     const stats = await handle.stat();

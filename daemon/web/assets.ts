@@ -5,7 +5,11 @@ import { fileURLToPath } from "node:url";
 /** Where the build (scripts/build.mjs) puts the pages: dist/web, beside dist/daemon. */
 const WEB_DIR = fileURLToPath(new URL("../../web/", import.meta.url));
 
-const TYPES: Record<string, string> = { html: "text/html; charset=utf-8", js: "text/javascript; charset=utf-8", css: "text/css; charset=utf-8" };
+const TYPES: Record<string, string> = {
+  html: "text/html; charset=utf-8",
+  js: "text/javascript; charset=utf-8",
+  css: "text/css; charset=utf-8",
+};
 
 /** Every file a page may ask for; nothing else under dist/web is ever read from a request. */
 export const PAGE_FILES = ["terminal.html", "console.html", "terminal.js", "console.js", "page.css", "xterm.css"] as const;

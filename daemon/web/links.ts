@@ -34,7 +34,12 @@ export class PageLinks {
     return this.assets.missing();
   }
 
-  issue(page: LinkPage, scope: Scope, ttlMs: number | undefined, fragment: Record<string, string> = {}): { url: string; expiresAt: string; tokenId: string } {
+  issue(
+    page: LinkPage,
+    scope: Scope,
+    ttlMs: number | undefined,
+    fragment: Record<string, string> = {},
+  ): { url: string; expiresAt: string; tokenId: string } {
     const { token, id, expiresAt } = this.tokens.create(scope, ttlMs ?? DEFAULT_LINK_TTL_MS, `${page} link`);
     const hash = new URLSearchParams({ ...fragment, token }).toString();
     return { url: `${this.publicUrl ?? this.base}/web/${page}#${hash}`, expiresAt, tokenId: id };

@@ -38,8 +38,22 @@ function linkStatus(req: IncomingMessage, res: ServerResponse, tokens: TokenStor
   const header = req.headers.authorization;
   const token = header?.startsWith("Bearer ") ? header.slice("Bearer ".length).trim() : undefined;
   const check = tokens.check(token);
-  if (check.ok) return send(res, 200, "application/json", JSON.stringify({ ok: true, result: { scope: check.scope, expiresAt: check.expiresAt === undefined ? null : new Date(check.expiresAt).toISOString() } }));
-  const why = check.reason === "expired" ? "this link has expired" : check.reason === "missing" ? "this address carries no link token" : "this link is not valid (revoked, expired, or altered)";
+  if (check.ok)
+    return send(
+      res,
+      200,
+      "application/json",
+      JSON.stringify({
+        ok: true,
+        result: { scope: check.scope, expiresAt: check.expiresAt === undefined ? null : new Date(check.expiresAt).toISOString() },
+      }),
+    );
+  const why =
+    check.reason === "expired"
+      ? "this link has expired"
+      : check.reason === "missing"
+        ? "this address carries no link token"
+        : "this link is not valid (revoked, expired, or altered)";
   sendError(res, 401, "unauthorized", why, { reason: check.reason });
 }
 
@@ -50,12 +64,21 @@ export function pageRoute(access: PageAccess, tokens: TokenStore, assets: PageAs
     async handle(req, res) {
       const refused = access.refusedHost(req);
       if (refused) return sendError(res, 403, "forbidden", refused);
-      if (req.method !== "GET" && req.method !== "HEAD") return sendError(res, 405, "invalid_request", `${req.method} is not served here; the pages answer GET`);
+      if (req.method !== "GET" && req.method !== "HEAD")
+        return sendError(res, 405, "invalid_request", `${req.method} is not served here; the pages answer GET`);
       const path = (req.url ?? "/").split("?")[0]!;
       if (path === "/web/link") return linkStatus(req, res, tokens);
-      const asset = path.startsWith("/web/assets/") ? PAGE_FILES.find((f) => `/web/assets/${f}` === path && !f.endsWith(".html")) : undefined;
+      const asset = path.startsWith("/web/assets/")
+        ? PAGE_FILES.find((f) => `/web/assets/${f}` === path && !f.endsWith(".html"))
+        : undefined;
       const file = PAGES[path] ?? asset;
-      if (!file) return sendError(res, 404, "not_found", `no page ${path.slice(0, 200)}; the pages are /web/terminal and /web/console (open them with the link of terminal.open or console.open)`);
+      if (!file)
+        return sendError(
+          res,
+          404,
+          "not_found",
+          `no page ${path.slice(0, 200)}; the pages are /web/terminal and /web/console (open them with the link of terminal.open or console.open)`,
+        );
       let body: Buffer;
       try {
         body = await assets.read(file);

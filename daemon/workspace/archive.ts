@@ -27,7 +27,10 @@ export interface BundleResult {
 }
 
 function stamp(): string {
-  return new Date().toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+  return new Date()
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace(/\.\d+Z$/, "Z");
 }
 
 /** Writes via a hidden partial file renamed into place; a failure or cancel removes the partial. */
@@ -49,14 +52,20 @@ async function produce(finalPath: string, write: (partial: string) => Promise<vo
  * with `git archive` (paths at the top level, no prefix). Committed content only: the untracked
  * `.env` never appears. Needs no lock: the commit is resolved once and commits never change.
  */
-export async function snapshotRepo(deps: WorkspaceDeps, params: { repo?: string; ref?: string }, ctx: WorkContext = {}): Promise<SnapshotResult> {
+export async function snapshotRepo(
+  deps: WorkspaceDeps,
+  params: { repo?: string; ref?: string },
+  ctx: WorkContext = {},
+): Promise<SnapshotResult> {
   const repoId = checkId(params.repo ?? DEFAULT_REPO_ID, "repo", "/repo");
   const clonePath = await requireRepo(deps, repoId);
   const ref = params.ref ?? "HEAD";
   const commit = await resolveCommit(clonePath, ref, "/ref", ctx.signal);
   const file = path.join(deps.stateDir, "snapshots", `${repoId}-${commit.slice(0, 12)}-${stamp()}.tar.gz`);
   ctx.progress?.({ phase: "archiving", message: `${repoId}@${commit.slice(0, 12)}` });
-  const bytes = await produce(file, (partial) => runGit(["archive", "--format=tar.gz", `--output=${partial}`, commit], { cwd: clonePath, signal: ctx.signal }).then(() => undefined));
+  const bytes = await produce(file, (partial) =>
+    runGit(["archive", "--format=tar.gz", `--output=${partial}`, commit], { cwd: clonePath, signal: ctx.signal }).then(() => undefined),
+  );
   return { repo: repoId, ref, commit, path: file, bytes };
 }
 
@@ -65,17 +74,37 @@ export async function snapshotRepo(deps: WorkspaceDeps, params: { repo?: string;
  * tags) as `<state>/bundles/<repo>-<time>.bundle`; `git clone <bundle>` restores it. Taken under
  * the repository's lock so the refs it records are one consistent moment.
  */
-export async function bundleRepo(deps: WorkspaceDeps, params: { repo?: string } & LockWaitParams, ctx: WorkContext = {}): Promise<BundleResult> {
+export async function bundleRepo(
+  deps: WorkspaceDeps,
+  params: { repo?: string } & LockWaitParams,
+  ctx: WorkContext = {},
+): Promise<BundleResult> {
   const repoId = checkId(params.repo ?? DEFAULT_REPO_ID, "repo", "/repo");
   const clonePath = await requireRepo(deps, repoId);
   const file = path.join(deps.stateDir, "bundles", `${repoId}-${stamp()}.bundle`);
-  return deps.locks.withLock(repoId, { signal: ctx.signal, purpose: `repos.bundle ${repoId}`, timeoutMs: params.lockTimeoutMs, onWait: () => ctx.progress?.({ phase: "waiting for repository lock" }) }, async (lock) => {
-    ctx.progress?.({ phase: "bundling" });
-    const bytes = await produce(file, (partial) =>
-      runGit(["bundle", "create", "--progress", partial, "--all"], { cwd: clonePath, signal: ctx.signal, onProgress: (u) => ctx.progress?.(u) }).then(() => undefined),
-    );
-    const heads = (await runGit(["bundle", "list-heads", file], { cwd: clonePath, signal: ctx.signal })).stdout;
-    const refs = heads.split("\n").map((line) => line.split(" ")[1]).filter((r): r is string => r !== undefined && r.length > 0);
-    return { repo: repoId, path: file, bytes, refs, lockWaitMs: lock.waitedMs };
-  });
+  return deps.locks.withLock(
+    repoId,
+    {
+      signal: ctx.signal,
+      purpose: `repos.bundle ${repoId}`,
+      timeoutMs: params.lockTimeoutMs,
+      onWait: () => ctx.progress?.({ phase: "waiting for repository lock" }),
+    },
+    async (lock) => {
+      ctx.progress?.({ phase: "bundling" });
+      const bytes = await produce(file, (partial) =>
+        runGit(["bundle", "create", "--progress", partial, "--all"], {
+          cwd: clonePath,
+          signal: ctx.signal,
+          onProgress: (u) => ctx.progress?.(u),
+        }).then(() => undefined),
+      );
+      const heads = (await runGit(["bundle", "list-heads", file], { cwd: clonePath, signal: ctx.signal })).stdout;
+      const refs = heads
+        .split("\n")
+        .map((line) => line.split(" ")[1])
+        .filter((r): r is string => r !== undefined && r.length > 0);
+      return { repo: repoId, path: file, bytes, refs, lockWaitMs: lock.waitedMs };
+    },
+  );
 }

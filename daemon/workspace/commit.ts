@@ -33,31 +33,53 @@ export function isRootEnvPath(p: string): boolean {
  * `.env` in a subdirectory is ordinary content and is committed. Nothing staged → committed:false.
  * Serialized on the repository's lock: commits of two tasks of one repo update the shared refs.
  */
-export async function commitTask(deps: WorkspaceDeps, params: { task: string; message: string } & LockWaitParams, ctx: WorkContext = {}): Promise<CommitResult> {
+export async function commitTask(
+  deps: WorkspaceDeps,
+  params: { task: string; message: string } & LockWaitParams,
+  ctx: WorkContext = {},
+): Promise<CommitResult> {
   const meta = await loadTask(deps, checkId(params.task, "task", "/task"));
   if (params.message.trim() === "" || Buffer.byteLength(params.message) > MAX_MESSAGE_BYTES || params.message.includes("\0")) {
-    throw new ActionError("invalid_request", `message must be non-empty text without NUL bytes, at most ${MAX_MESSAGE_BYTES} bytes`, { path: "/message" });
+    throw new ActionError("invalid_request", `message must be non-empty text without NUL bytes, at most ${MAX_MESSAGE_BYTES} bytes`, {
+      path: "/message",
+    });
   }
   if (!(await exists(meta.path))) {
-    throw new ActionError("not_found", `task ${meta.task}'s worktree ${meta.path} is missing; remove the task with tasks.remove and create it again`, { path: "/task" });
+    throw new ActionError(
+      "not_found",
+      `task ${meta.task}'s worktree ${meta.path} is missing; remove the task with tasks.remove and create it again`,
+      { path: "/task" },
+    );
   }
   const cwd = meta.path;
   const signal = ctx.signal;
   const env = await identityEnv(cwd, deps.identity, signal); // outside the lock: reads config only
-  return deps.locks.withLock(meta.repo, { signal, purpose: `tasks.commit ${meta.task}`, timeoutMs: params.lockTimeoutMs, onWait: () => ctx.progress?.({ phase: "waiting for repository lock" }) }, async (lock) => {
-    await runGit(["add", "-A"], { cwd, signal });
-    // Always run, whether or not .env exists or is staged: it must not depend on a pathspec matching.
-    await runGit(["reset", "-q", "--", ":(top,literal).env"], { cwd, signal });
-    const staged = splitNul((await runGit(["diff", "--cached", "--name-only", "--no-renames", "-z"], { cwd, signal })).stdout);
-    const leaked = staged.filter(isRootEnvPath);
-    if (leaked.length > 0) {
-      await runGit(["reset", "-q"], { cwd, signal, allowFailure: true });
-      throw new ActionError("internal", `refusing to commit: the root .env is still staged after an explicit reset (${leaked.join(", ")}); nothing was committed`);
-    }
-    const base = { task: meta.task, branch: meta.branch, lockWaitMs: lock.waitedMs };
-    if (staged.length === 0) return { ...base, committed: false, files: [], fileCount: 0 };
-    await runGit(["commit", "-q", "--no-verify", "--cleanup=whitespace", "--file=-"], { cwd, env, signal, input: params.message });
-    const commit = (await runGit(["rev-parse", "HEAD"], { cwd, signal })).stdout.trim();
-    return { ...base, committed: true, commit, files: staged.slice(0, MAX_LISTED_FILES), fileCount: staged.length };
-  });
+  return deps.locks.withLock(
+    meta.repo,
+    {
+      signal,
+      purpose: `tasks.commit ${meta.task}`,
+      timeoutMs: params.lockTimeoutMs,
+      onWait: () => ctx.progress?.({ phase: "waiting for repository lock" }),
+    },
+    async (lock) => {
+      await runGit(["add", "-A"], { cwd, signal });
+      // Always run, whether or not .env exists or is staged: it must not depend on a pathspec matching.
+      await runGit(["reset", "-q", "--", ":(top,literal).env"], { cwd, signal });
+      const staged = splitNul((await runGit(["diff", "--cached", "--name-only", "--no-renames", "-z"], { cwd, signal })).stdout);
+      const leaked = staged.filter(isRootEnvPath);
+      if (leaked.length > 0) {
+        await runGit(["reset", "-q"], { cwd, signal, allowFailure: true });
+        throw new ActionError(
+          "internal",
+          `refusing to commit: the root .env is still staged after an explicit reset (${leaked.join(", ")}); nothing was committed`,
+        );
+      }
+      const base = { task: meta.task, branch: meta.branch, lockWaitMs: lock.waitedMs };
+      if (staged.length === 0) return { ...base, committed: false, files: [], fileCount: 0 };
+      await runGit(["commit", "-q", "--no-verify", "--cleanup=whitespace", "--file=-"], { cwd, env, signal, input: params.message });
+      const commit = (await runGit(["rev-parse", "HEAD"], { cwd, signal })).stdout.trim();
+      return { ...base, committed: true, commit, files: staged.slice(0, MAX_LISTED_FILES), fileCount: staged.length };
+    },
+  );
 }

@@ -22,13 +22,22 @@ export const MAX_NAMES = 1000;
 export function quoteEnvValue(name: string, value: string): string {
   const at = `/values/${name}`;
   if (/[\n\r\0]/.test(value)) {
-    throw new ActionError("invalid_request", `value of ${name} contains a newline, carriage return or NUL; .env values are one line (encode multi-line secrets, e.g. as base64)`, { path: at });
+    throw new ActionError(
+      "invalid_request",
+      `value of ${name} contains a newline, carriage return or NUL; .env values are one line (encode multi-line secrets, e.g. as base64)`,
+      { path: at },
+    );
   }
-  if (Buffer.byteLength(value) > MAX_VALUE_BYTES) throw new ActionError("limit_exceeded", `value of ${name} is larger than ${MAX_VALUE_BYTES} bytes`, { path: at });
+  if (Buffer.byteLength(value) > MAX_VALUE_BYTES)
+    throw new ActionError("limit_exceeded", `value of ${name} is larger than ${MAX_VALUE_BYTES} bytes`, { path: at });
   if (value !== "" && BARE.test(value)) return value;
   if (!value.includes("'")) return `'${value}'`;
   if (!/["\\$`]/.test(value)) return `"${value}"`;
-  throw new ActionError("invalid_request", `value of ${name} contains both ' and one of " \\ $ \`; no .env quoting reads that back literally everywhere (encode it, e.g. as base64)`, { path: at });
+  throw new ActionError(
+    "invalid_request",
+    `value of ${name} contains both ' and one of " \\ $ \`; no .env quoting reads that back literally everywhere (encode it, e.g. as base64)`,
+    { path: at },
+  );
 }
 
 /** Builds the whole file from NAME → value, sorted by name; validates every name and value first. */
@@ -38,10 +47,15 @@ export function formatEnvFile(values: Record<string, string>): string {
   const lines = ["# Written by hotline secrets.write. Never committed: /.env is excluded and unstaged on every commit."];
   for (const name of names) {
     if (!NAME.test(name)) {
-      throw new ActionError("invalid_request", `secret name ${JSON.stringify(name.slice(0, 64))} is not allowed: use letters, digits and _, not starting with a digit (e.g. DATABASE_URL)`, { path: `/values/${name.replace(/~/g, "~0").replace(/\//g, "~1")}` });
+      throw new ActionError(
+        "invalid_request",
+        `secret name ${JSON.stringify(name.slice(0, 64))} is not allowed: use letters, digits and _, not starting with a digit (e.g. DATABASE_URL)`,
+        { path: `/values/${name.replace(/~/g, "~0").replace(/\//g, "~1")}` },
+      );
     }
     const value = values[name];
-    if (typeof value !== "string") throw new ActionError("invalid_request", `value of ${name} must be a string`, { path: `/values/${name}` });
+    if (typeof value !== "string")
+      throw new ActionError("invalid_request", `value of ${name} must be a string`, { path: `/values/${name}` });
     lines.push(`${name}=${quoteEnvValue(name, value)}`);
   }
   return `${lines.join("\n")}\n`;

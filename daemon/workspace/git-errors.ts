@@ -11,9 +11,13 @@ export function gitErrorToAction(error: unknown): unknown {
   const said = error.stderr.trim().split("\n").slice(-3).join(" | ");
   const lock = /Unable to create '([^']+\.lock)': File exists/.exec(error.stderr);
   if (lock) {
-    return new ActionError("conflict", `another git command is working in this repository (${lock[1]} exists); retry when it has finished, or delete that file if no git process is running`, {
-      details: { lockFile: lock[1] },
-    });
+    return new ActionError(
+      "conflict",
+      `another git command is working in this repository (${lock[1]} exists); retry when it has finished, or delete that file if no git process is running`,
+      {
+        details: { lockFile: lock[1] },
+      },
+    );
   }
   return new ActionError("internal", `git ${error.args[0] ?? ""} failed (exit ${error.exitCode}): ${said}`);
 }

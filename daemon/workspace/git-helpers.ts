@@ -33,7 +33,12 @@ export async function identityEnv(cwd: string, fallback: GitIdentity, signal?: A
 export async function resolveCommit(cwd: string, ref: string, fieldPath: string, signal?: AbortSignal): Promise<string> {
   checkRefArgument(ref, fieldPath);
   const r = await runGit(["rev-parse", "--verify", "--quiet", "--end-of-options", `${ref}^{commit}`], { cwd, signal, allowFailure: true });
-  if (r.exitCode !== 0) throw new ActionError("not_found", `ref ${JSON.stringify(ref)} does not name a commit in ${cwd}; list branches with repos.list or pass a commit id`, { path: fieldPath });
+  if (r.exitCode !== 0)
+    throw new ActionError(
+      "not_found",
+      `ref ${JSON.stringify(ref)} does not name a commit in ${cwd}; list branches with repos.list or pass a commit id`,
+      { path: fieldPath },
+    );
   return r.stdout.trim();
 }
 

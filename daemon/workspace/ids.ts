@@ -42,9 +42,12 @@ export function taskBranch(taskId: string): string {
  * no `..` ranges or `rev:path` forms, bounded length. Git itself then decides whether it exists.
  */
 export function checkRefArgument(value: string, path: string): string {
-  // eslint-disable-next-line no-control-regex
   if (value.length === 0 || value.length > 256 || value.startsWith("-") || /[\x00-\x20\x7f:]|\.\./.test(value)) {
-    throw new ActionError("invalid_request", `ref ${JSON.stringify(value.slice(0, 80))} is not allowed: give a branch, tag or commit id such as "main", "v1.2", "HEAD~1" or a full SHA`, { path });
+    throw new ActionError(
+      "invalid_request",
+      `ref ${JSON.stringify(value.slice(0, 80))} is not allowed: give a branch, tag or commit id such as "main", "v1.2", "HEAD~1" or a full SHA`,
+      { path },
+    );
   }
   return value;
 }

@@ -27,7 +27,14 @@ const ownStartTime = processStartTicks(process.pid);
 
 /** A fresh record for this process. */
 export function ownRecord(purpose: string): LockRecord {
-  return { pid: process.pid, startTime: ownStartTime, hostname: os.hostname(), acquiredAt: new Date().toISOString(), purpose, nonce: randomUUID() };
+  return {
+    pid: process.pid,
+    startTime: ownStartTime,
+    hostname: os.hostname(),
+    acquiredAt: new Date().toISOString(),
+    purpose,
+    nonce: randomUUID(),
+  };
 }
 
 /** Judges whether the holder named in a lock file still exists. */

@@ -63,7 +63,9 @@ const POLL_MAX_MS = 100;
 const LOCK_TIMEOUT = new Error("repository lock wait timed out");
 
 function lockTimeoutError(key: string, timeoutMs: number, holder: LockHolder | undefined): ActionError {
-  const who = holder ? `pid ${holder.pid} on ${holder.hostname} (${holder.purpose}, holding it since ${holder.acquiredAt})` : "another process whose lock file cannot be read";
+  const who = holder
+    ? `pid ${holder.pid} on ${holder.hostname} (${holder.purpose}, holding it since ${holder.acquiredAt})`
+    : "another process whose lock file cannot be read";
   return new ActionError(
     "conflict",
     `repository ${key} is locked by ${who}; gave up after ${timeoutMs} ms. Retry when it is done, pass a larger lockTimeoutMs, or stop that process`,
@@ -105,7 +107,12 @@ export class RepoLocks {
     }
   }
 
-  private async acquireUntil(key: string, options: AcquireOptions, signal: AbortSignal, sawHolder: (h: LockHolder | undefined) => void): Promise<LockHandle> {
+  private async acquireUntil(
+    key: string,
+    options: AcquireOptions,
+    signal: AbortSignal,
+    sawHolder: (h: LockHolder | undefined) => void,
+  ): Promise<LockHandle> {
     const started = performance.now();
     let waited = this.mutexes.busy(key);
     let told = false;
@@ -128,7 +135,14 @@ export class RepoLocks {
           continue;
         }
         waited = true;
-        sawHolder(current.record && { pid: current.record.pid, hostname: current.record.hostname, purpose: current.record.purpose, acquiredAt: current.record.acquiredAt });
+        sawHolder(
+          current.record && {
+            pid: current.record.pid,
+            hostname: current.record.hostname,
+            purpose: current.record.purpose,
+            acquiredAt: current.record.acquiredAt,
+          },
+        );
         if (!told) {
           told = true;
           const h = current.record;

@@ -42,44 +42,61 @@ const INITIAL_COMMIT_MESSAGE = "Initial commit (created by hotline so task branc
 export async function addRepo(deps: WorkspaceDeps, params: AddRepoParams, ctx: WorkContext = {}): Promise<AddRepoResult> {
   const { repoId, source, clonePath, repoDir } = await checkAddRepo(deps, params);
   await fs.mkdir(repoDir, { recursive: true });
-  return deps.locks.withLock(repoId, { signal: ctx.signal, purpose: `repos.add ${repoId}`, timeoutMs: params.lockTimeoutMs, onWait: () => ctx.progress?.({ phase: "waiting for repository lock" }) }, async (lock) => {
-    if (await exists(clonePath)) {
-      throw repoExists(repoId, clonePath);
-    }
-    await sweepLeftovers(repoDir, ".repo.partial-");
-    const partial = path.join(repoDir, `.repo.partial-${randomBytes(4).toString("hex")}`);
-    try {
-      if (source !== undefined) {
-        ctx.progress?.({ phase: "cloning", message: params.url !== undefined ? maskUrlCredentials(source) : source });
-        await runGit(["clone", "--progress", "--", source, partial], {
-          cwd: repoDir,
-          signal: ctx.signal,
-          onProgress: (u) => ctx.progress?.(u),
-          onStderrLine: (line) => ctx.output?.("stderr", `${line}\n`),
-        }).catch((error: unknown) => {
-          throw cloneError(error, params.url !== undefined ? "/url" : "/path");
-        });
-      } else {
-        await runGit(["init", "-q", "-b", INIT_BRANCH, "--", partial], { cwd: repoDir, signal: ctx.signal });
+  return deps.locks.withLock(
+    repoId,
+    {
+      signal: ctx.signal,
+      purpose: `repos.add ${repoId}`,
+      timeoutMs: params.lockTimeoutMs,
+      onWait: () => ctx.progress?.({ phase: "waiting for repository lock" }),
+    },
+    async (lock) => {
+      if (await exists(clonePath)) {
+        throw repoExists(repoId, clonePath);
       }
-      let head = await headInfo(partial, ctx.signal);
-      let initialCommit = false;
-      if (head.commit === null) {
-        const env = await identityEnv(partial, deps.identity, ctx.signal);
-        await runGit(["commit", "-q", "--allow-empty", "-m", INITIAL_COMMIT_MESSAGE], { cwd: partial, env, signal: ctx.signal });
-        head = await headInfo(partial, ctx.signal);
-        initialCommit = true;
+      await sweepLeftovers(repoDir, ".repo.partial-");
+      const partial = path.join(repoDir, `.repo.partial-${randomBytes(4).toString("hex")}`);
+      try {
+        if (source !== undefined) {
+          ctx.progress?.({ phase: "cloning", message: params.url !== undefined ? maskUrlCredentials(source) : source });
+          await runGit(["clone", "--progress", "--", source, partial], {
+            cwd: repoDir,
+            signal: ctx.signal,
+            onProgress: (u) => ctx.progress?.(u),
+            onStderrLine: (line) => ctx.output?.("stderr", `${line}\n`),
+          }).catch((error: unknown) => {
+            throw cloneError(error, params.url !== undefined ? "/url" : "/path");
+          });
+        } else {
+          await runGit(["init", "-q", "-b", INIT_BRANCH, "--", partial], { cwd: repoDir, signal: ctx.signal });
+        }
+        let head = await headInfo(partial, ctx.signal);
+        let initialCommit = false;
+        if (head.commit === null) {
+          const env = await identityEnv(partial, deps.identity, ctx.signal);
+          await runGit(["commit", "-q", "--allow-empty", "-m", INITIAL_COMMIT_MESSAGE], { cwd: partial, env, signal: ctx.signal });
+          head = await headInfo(partial, ctx.signal);
+          initialCommit = true;
+        }
+        await pinEnvExclude(path.join(partial, ".git"));
+        ctx.signal?.throwIfAborted();
+        await fs.rename(partial, clonePath);
+        const origin = await originOf(clonePath, ctx.signal);
+        return {
+          repo: repoId,
+          path: clonePath,
+          ...head,
+          origin,
+          source: source ? "clone" : "init",
+          initialCommit,
+          lockWaitMs: lock.waitedMs,
+        };
+      } catch (error) {
+        await fs.rm(partial, { recursive: true, force: true });
+        throw error;
       }
-      await pinEnvExclude(path.join(partial, ".git"));
-      ctx.signal?.throwIfAborted();
-      await fs.rename(partial, clonePath);
-      const origin = await originOf(clonePath, ctx.signal);
-      return { repo: repoId, path: clonePath, ...head, origin, source: source ? "clone" : "init", initialCommit, lockWaitMs: lock.waitedMs };
-    } catch (error) {
-      await fs.rm(partial, { recursive: true, force: true });
-      throw error;
-    }
-  });
+    },
+  );
 }
 
 /**
@@ -100,7 +117,9 @@ export async function checkAddRepo(deps: WorkspaceDeps, params: AddRepoParams) {
 }
 
 function repoExists(repoId: string, clonePath: string): ActionError {
-  return new ActionError("conflict", `repository ${repoId} already exists at ${clonePath}; use it as it is, or pick another repo id`, { path: "/repo" });
+  return new ActionError("conflict", `repository ${repoId} already exists at ${clonePath}; use it as it is, or pick another repo id`, {
+    path: "/repo",
+  });
 }
 
 /** Maps a failed clone to not_found (no such repository) or unavailable (network, auth, …). */
@@ -110,7 +129,11 @@ function cloneError(error: unknown, fieldPath: string): unknown {
   if (/not found|does not exist|does not appear to be a git repository|repository .* not found/i.test(error.stderr)) {
     return new ActionError("not_found", `git clone found no repository there: ${tail}`, { path: fieldPath });
   }
-  return new ActionError("unavailable", `git clone failed: ${tail}; check the address, the network, and credentials (a credential helper or ssh key)`, { path: fieldPath });
+  return new ActionError(
+    "unavailable",
+    `git clone failed: ${tail}; check the address, the network, and credentials (a credential helper or ssh key)`,
+    { path: fieldPath },
+  );
 }
 
 async function originOf(clonePath: string, signal?: AbortSignal): Promise<string | null> {
@@ -123,7 +146,11 @@ async function originOf(clonePath: string, signal?: AbortSignal): Promise<string
 export async function requireRepo(deps: WorkspaceDeps, repoId: string, fieldPath = "/repo"): Promise<string> {
   const clonePath = deps.layout.clonePath(repoId, fieldPath);
   if (!(await exists(path.join(clonePath, ".git")))) {
-    throw new ActionError("not_found", `repository ${repoId} does not exist; create it with repos.add {"repo": "${repoId}"} (see repos.list)`, { path: fieldPath });
+    throw new ActionError(
+      "not_found",
+      `repository ${repoId} does not exist; create it with repos.add {"repo": "${repoId}"} (see repos.list)`,
+      { path: fieldPath },
+    );
   }
   return clonePath;
 }

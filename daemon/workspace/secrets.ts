@@ -35,7 +35,9 @@ export interface WriteSecretsResult {
  */
 export async function writeSecrets(deps: WorkspaceDeps, params: WriteSecretsParams, ctx: WorkContext = {}): Promise<WriteSecretsResult> {
   if ((params.repo === undefined) === (params.task === undefined)) {
-    throw new ActionError("invalid_request", "give exactly one of repo (the shared clone's .env) or task (that task's worktree .env)", { path: params.repo === undefined ? "/repo" : "/task" });
+    throw new ActionError("invalid_request", "give exactly one of repo (the shared clone's .env) or task (that task's worktree .env)", {
+      path: params.repo === undefined ? "/repo" : "/task",
+    });
   }
   const text = formatEnvFile(params.values); // validate everything before touching the disk
   let repo: string;
@@ -53,18 +55,34 @@ export async function writeSecrets(deps: WorkspaceDeps, params: WriteSecretsPara
     await pinEnvExclude(await commonGitDir(worktree, signal));
     const target = path.join(worktree, ".env");
     if (await envIsTracked(worktree, signal)) {
-      throw new ActionError("conflict", `${target} is tracked by git, so secrets written there could be committed; untrack it first (git rm --cached .env, then commit) and call secrets.write again`, { path: params.task !== undefined ? "/task" : "/repo" });
+      throw new ActionError(
+        "conflict",
+        `${target} is tracked by git, so secrets written there could be committed; untrack it first (git rm --cached .env, then commit) and call secrets.write again`,
+        { path: params.task !== undefined ? "/task" : "/repo" },
+      );
     }
     const ignored = await runGit(["check-ignore", "-q", "--", ".env"], { cwd: worktree, signal, allowFailure: true });
     if (ignored.exitCode !== 0) {
-      throw new ActionError("conflict", `${target} is not ignored by git (a .gitignore rule such as "!.env" re-includes it); remove that rule and call secrets.write again`);
+      throw new ActionError(
+        "conflict",
+        `${target} is not ignored by git (a .gitignore rule such as "!.env" re-includes it); remove that rule and call secrets.write again`,
+      );
     }
     const existing = await fs.lstat(target).catch(() => undefined);
     if (existing && !existing.isFile()) {
-      throw new ActionError("conflict", `${target} exists and is not a regular file (directory or symlink); remove it and call secrets.write again`);
+      throw new ActionError(
+        "conflict",
+        `${target} exists and is not a regular file (directory or symlink); remove it and call secrets.write again`,
+      );
     }
     await writePrivateFile(target, path.dirname(worktree), text);
-    return { repo, ...(task !== undefined ? { task } : {}), path: target, names: Object.keys(params.values).sort(), lockWaitMs: lock.waitedMs };
+    return {
+      repo,
+      ...(task !== undefined ? { task } : {}),
+      path: target,
+      names: Object.keys(params.values).sort(),
+      lockWaitMs: lock.waitedMs,
+    };
   });
 }
 

@@ -9,7 +9,6 @@ import { ActionError } from "../../protocol/errors.js";
  */
 
 const MAX_URL_LENGTH = 2048;
-// eslint-disable-next-line no-control-regex
 const CONTROL = /[\x00-\x1f\x7f]/;
 /** `[user@]host:path` — git's scp-like ssh form. */
 const SCP_LIKE = /^(?:[A-Za-z0-9._-]+@)?[A-Za-z0-9.-]+:(?!\/\/)[^:]/;
@@ -35,16 +34,21 @@ export function checkCloneUrl(url: string): string {
     return refuse("it is not a valid URL");
   }
   if (parsed.password !== "" || ((scheme === "https" || scheme === "http") && parsed.username !== "")) {
-    refuse("credentials must not be part of the URL (they would be stored in argv and .git/config); configure a git credential helper or ~/.git-credentials, or use an ssh key");
+    refuse(
+      "credentials must not be part of the URL (they would be stored in argv and .git/config); configure a git credential helper or ~/.git-credentials, or use an ssh key",
+    );
   }
   return url;
 }
 
 /** Returns an absolute local path to clone from, else throws invalid_request at /path. */
 export function checkClonePath(p: string): string {
-  // eslint-disable-next-line no-control-regex
   if (!path.isAbsolute(p) || CONTROL.test(p) || p.length > 4096) {
-    throw new ActionError("invalid_request", `path ${JSON.stringify(p.slice(0, 100))} must be an absolute path to a git repository on this machine`, { path: "/path" });
+    throw new ActionError(
+      "invalid_request",
+      `path ${JSON.stringify(p.slice(0, 100))} must be an absolute path to a git repository on this machine`,
+      { path: "/path" },
+    );
   }
   return path.resolve(p);
 }

@@ -38,7 +38,9 @@ export async function loadTask(deps: WorkspaceDeps, taskId: string, fieldPath = 
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") {
       const half = await exists(deps.layout.taskDir(taskId));
-      const hint = half ? `; its directory exists without task.json (an interrupted tasks.create): clear it with tasks.remove {"task": "${taskId}", "force": true}` : "; create it with tasks.create or see tasks.list";
+      const hint = half
+        ? `; its directory exists without task.json (an interrupted tasks.create): clear it with tasks.remove {"task": "${taskId}", "force": true}`
+        : "; create it with tasks.create or see tasks.list";
       throw new ActionError("not_found", `task ${taskId} does not exist${hint}`, { path: fieldPath });
     }
     throw new ActionError("internal", `task ${taskId} has an unreadable task.json: ${(error as Error).message}`);
@@ -52,47 +54,65 @@ export async function loadTask(deps: WorkspaceDeps, taskId: string, fieldPath = 
  * existing task directory or branch is a conflict. Runs under the repository's lock because the
  * new branch and worktree entry live in the clone's shared git directory.
  */
-export async function createTask(deps: WorkspaceDeps, params: CreateTaskParams, ctx: WorkContext = {}): Promise<TaskInfo & { lockWaitMs: number }> {
+export async function createTask(
+  deps: WorkspaceDeps,
+  params: CreateTaskParams,
+  ctx: WorkContext = {},
+): Promise<TaskInfo & { lockWaitMs: number }> {
   const taskId = checkId(params.task, "task", "/task");
   const repoId = params.repo ?? DEFAULT_REPO_ID;
   const clonePath = await requireRepo(deps, repoId);
   const taskDir = deps.layout.taskDir(taskId);
   const worktree = deps.layout.worktreePath(taskId);
   const branch = deps.layout.branch(taskId);
-  return deps.locks.withLock(repoId, { signal: ctx.signal, purpose: `tasks.create ${taskId}`, timeoutMs: params.lockTimeoutMs }, async (lock) => {
-    if (await exists(taskDir)) throw await taskExists(deps, taskId);
-    const base = params.base ?? "HEAD";
-    const baseCommit = await resolveCommit(clonePath, base, "/base", ctx.signal);
-    const branchExists = await runGit(["show-ref", "--verify", "--quiet", `refs/heads/${branch}`], { cwd: clonePath, signal: ctx.signal, allowFailure: true });
-    if (branchExists.exitCode === 0) {
-      throw new ActionError("conflict", `branch ${branch} already exists in repository ${repoId} (a removed task's unmerged work is kept there); choose another task id, or delete the branch first (git -C ${clonePath} branch -D ${branch})`, { path: "/task" });
-    }
-    await fs.mkdir(deps.layout.tasksDir, { recursive: true });
-    try {
-      await fs.mkdir(taskDir); // exclusive: a second create of the same id fails here
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "EEXIST") throw await taskExists(deps, taskId);
-      throw error;
-    }
-    try {
-      await runGit(["worktree", "add", "--quiet", "-b", branch, "--", worktree, baseCommit], { cwd: clonePath, signal: ctx.signal });
-      const meta: TaskMeta = { task: taskId, repo: repoId, branch, base, baseCommit, createdAt: new Date().toISOString() };
-      const metaPath = deps.layout.taskMetaPath(taskId);
-      await fs.writeFile(`${metaPath}.tmp`, `${JSON.stringify(meta, null, 2)}\n`);
-      await fs.rename(`${metaPath}.tmp`, metaPath);
-      return { ...meta, path: worktree, commit: baseCommit, lockWaitMs: lock.waitedMs };
-    } catch (error) {
-      await runGit(["worktree", "remove", "--force", "--", worktree], { cwd: clonePath, allowFailure: true });
-      await runGit(["branch", "-D", "--", branch], { cwd: clonePath, allowFailure: true });
-      await fs.rm(taskDir, { recursive: true, force: true });
-      throw error;
-    }
-  });
+  return deps.locks.withLock(
+    repoId,
+    { signal: ctx.signal, purpose: `tasks.create ${taskId}`, timeoutMs: params.lockTimeoutMs },
+    async (lock) => {
+      if (await exists(taskDir)) throw await taskExists(deps, taskId);
+      const base = params.base ?? "HEAD";
+      const baseCommit = await resolveCommit(clonePath, base, "/base", ctx.signal);
+      const branchExists = await runGit(["show-ref", "--verify", "--quiet", `refs/heads/${branch}`], {
+        cwd: clonePath,
+        signal: ctx.signal,
+        allowFailure: true,
+      });
+      if (branchExists.exitCode === 0) {
+        throw new ActionError(
+          "conflict",
+          `branch ${branch} already exists in repository ${repoId} (a removed task's unmerged work is kept there); choose another task id, or delete the branch first (git -C ${clonePath} branch -D ${branch})`,
+          { path: "/task" },
+        );
+      }
+      await fs.mkdir(deps.layout.tasksDir, { recursive: true });
+      try {
+        await fs.mkdir(taskDir); // exclusive: a second create of the same id fails here
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "EEXIST") throw await taskExists(deps, taskId);
+        throw error;
+      }
+      try {
+        await runGit(["worktree", "add", "--quiet", "-b", branch, "--", worktree, baseCommit], { cwd: clonePath, signal: ctx.signal });
+        const meta: TaskMeta = { task: taskId, repo: repoId, branch, base, baseCommit, createdAt: new Date().toISOString() };
+        const metaPath = deps.layout.taskMetaPath(taskId);
+        await fs.writeFile(`${metaPath}.tmp`, `${JSON.stringify(meta, null, 2)}\n`);
+        await fs.rename(`${metaPath}.tmp`, metaPath);
+        return { ...meta, path: worktree, commit: baseCommit, lockWaitMs: lock.waitedMs };
+      } catch (error) {
+        await runGit(["worktree", "remove", "--force", "--", worktree], { cwd: clonePath, allowFailure: true });
+        await runGit(["branch", "-D", "--", branch], { cwd: clonePath, allowFailure: true });
+        await fs.rm(taskDir, { recursive: true, force: true });
+        throw error;
+      }
+    },
+  );
 }
 
 async function taskExists(deps: WorkspaceDeps, taskId: string): Promise<ActionError> {
   const half = !(await exists(deps.layout.taskMetaPath(taskId)));
-  const hint = half ? `; it is left over from an interrupted tasks.create: clear it with tasks.remove {"task": "${taskId}", "force": true}` : "; use it, or remove it first with tasks.remove";
+  const hint = half
+    ? `; it is left over from an interrupted tasks.create: clear it with tasks.remove {"task": "${taskId}", "force": true}`
+    : "; use it, or remove it first with tasks.remove";
   return new ActionError("conflict", `task ${taskId} already exists at ${deps.layout.worktreePath(taskId)}${hint}`, { path: "/task" });
 }
 
@@ -129,7 +149,11 @@ export interface RemoveTaskResult {
  * a conflict, and the branch is deleted only when it is merged into the clone's HEAD (so unmerged
  * work survives in the branch and in bundles). With `force`, changes and the branch are discarded.
  */
-export async function removeTask(deps: WorkspaceDeps, params: { task: string; force?: boolean } & LockWaitParams, ctx: WorkContext = {}): Promise<RemoveTaskResult> {
+export async function removeTask(
+  deps: WorkspaceDeps,
+  params: { task: string; force?: boolean } & LockWaitParams,
+  ctx: WorkContext = {},
+): Promise<RemoveTaskResult> {
   const taskId = checkId(params.task, "task", "/task");
   if (params.force === true && !(await exists(deps.layout.taskMetaPath(taskId))) && (await exists(deps.layout.taskDir(taskId)))) {
     return removeHalfCreatedTask(deps, taskId, params.lockTimeoutMs, ctx);
@@ -137,21 +161,33 @@ export async function removeTask(deps: WorkspaceDeps, params: { task: string; fo
   const meta = await loadTask(deps, taskId);
   const clonePath = await requireRepo(deps, meta.repo);
   const force = params.force === true;
-  return deps.locks.withLock(meta.repo, { signal: ctx.signal, purpose: `tasks.remove ${meta.task}`, timeoutMs: params.lockTimeoutMs }, async (lock) => {
-    if (await exists(meta.path)) {
-      const args = ["worktree", "remove", ...(force ? ["--force", "--force"] : []), "--", meta.path];
-      await runGit(args, { cwd: clonePath, signal: ctx.signal }).catch((error: unknown) => {
-        if (error instanceof GitFailure && /modified or untracked|locked|is dirty/i.test(error.stderr)) {
-          throw new ActionError("conflict", `task ${meta.task} has uncommitted changes; commit them with tasks.commit, or pass force: true to discard them`, { path: "/task" });
-        }
-        throw error;
+  return deps.locks.withLock(
+    meta.repo,
+    { signal: ctx.signal, purpose: `tasks.remove ${meta.task}`, timeoutMs: params.lockTimeoutMs },
+    async (lock) => {
+      if (await exists(meta.path)) {
+        const args = ["worktree", "remove", ...(force ? ["--force", "--force"] : []), "--", meta.path];
+        await runGit(args, { cwd: clonePath, signal: ctx.signal }).catch((error: unknown) => {
+          if (error instanceof GitFailure && /modified or untracked|locked|is dirty/i.test(error.stderr)) {
+            throw new ActionError(
+              "conflict",
+              `task ${meta.task} has uncommitted changes; commit them with tasks.commit, or pass force: true to discard them`,
+              { path: "/task" },
+            );
+          }
+          throw error;
+        });
+      }
+      await runGit(["worktree", "prune"], { cwd: clonePath, signal: ctx.signal });
+      const del = await runGit(["branch", force ? "-D" : "-d", "--", meta.branch], {
+        cwd: clonePath,
+        signal: ctx.signal,
+        allowFailure: true,
       });
-    }
-    await runGit(["worktree", "prune"], { cwd: clonePath, signal: ctx.signal });
-    const del = await runGit(["branch", force ? "-D" : "-d", "--", meta.branch], { cwd: clonePath, signal: ctx.signal, allowFailure: true });
-    await fs.rm(deps.layout.taskDir(meta.task), { recursive: true, force: true });
-    return { task: meta.task, repo: meta.repo, branch: meta.branch, branchDeleted: del.exitCode === 0, lockWaitMs: lock.waitedMs };
-  });
+      await fs.rm(deps.layout.taskDir(meta.task), { recursive: true, force: true });
+      return { task: meta.task, repo: meta.repo, branch: meta.branch, branchDeleted: del.exitCode === 0, lockWaitMs: lock.waitedMs };
+    },
+  );
 }
 
 /**
@@ -159,7 +195,12 @@ export async function removeTask(deps: WorkspaceDeps, params: { task: string; fo
  * leaves — so its id can be used again (only with force). The repository is read from the
  * worktree's `.git` file when the worktree was made; its branch is deleted too.
  */
-async function removeHalfCreatedTask(deps: WorkspaceDeps, taskId: string, lockTimeoutMs: number | undefined, ctx: WorkContext): Promise<RemoveTaskResult> {
+async function removeHalfCreatedTask(
+  deps: WorkspaceDeps,
+  taskId: string,
+  lockTimeoutMs: number | undefined,
+  ctx: WorkContext,
+): Promise<RemoveTaskResult> {
   const branch = deps.layout.branch(taskId);
   let repo: string | undefined;
   try {

@@ -55,7 +55,10 @@ export class Workspace {
   }
 
   /** Refuses a snapshot/bundle at once (unknown repository or ref); returns the clone path and commit. */
-  async checkRepoRef(params: { repo?: string; ref?: string }, signal?: AbortSignal): Promise<{ repo: string; clonePath: string; commit?: string }> {
+  async checkRepoRef(
+    params: { repo?: string; ref?: string },
+    signal?: AbortSignal,
+  ): Promise<{ repo: string; clonePath: string; commit?: string }> {
     const repo = checkId(params.repo ?? DEFAULT_REPO_ID, "repo", "/repo");
     const clonePath = await requireRepo(this.deps, repo);
     const commit = params.ref !== undefined ? await resolveCommit(clonePath, params.ref, "/ref", signal) : undefined;

@@ -27,7 +27,13 @@ export const terminalOpen = defineAction({
     { additionalProperties: false },
   ),
   result: Type.Union([
-    Type.Object({ available: Type.Literal(true), webTerminalUrl: Type.String(), expiresAt: Type.String(), tokenId: Type.String(), job: JobStatus }),
+    Type.Object({
+      available: Type.Literal(true),
+      webTerminalUrl: Type.String(),
+      expiresAt: Type.String(),
+      tokenId: Type.String(),
+      job: JobStatus,
+    }),
     Unavailable,
   ]),
 });

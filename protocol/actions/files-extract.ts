@@ -10,7 +10,9 @@ export const filesExtract = defineAction({
     {
       archive: AbsolutePath,
       dest: AbsolutePath,
-      format: Type.Optional(Type.Union([Type.Literal("tar"), Type.Literal("tar.gz"), Type.Literal("tar.xz"), Type.Literal("tar.zst"), Type.Literal("zip")])),
+      format: Type.Optional(
+        Type.Union([Type.Literal("tar"), Type.Literal("tar.gz"), Type.Literal("tar.xz"), Type.Literal("tar.zst"), Type.Literal("zip")]),
+      ),
       strip: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
       /** Create missing parent directories of `dest` (never `dest` itself). */
       parents: Type.Optional(Type.Boolean()),

@@ -15,7 +15,9 @@ export const FILE_WRITE_CHUNK_BYTES = 512 * 1024;
 const Sha256 = Type.String({ pattern: "^[0-9a-f]{64}$", description: "lowercase hex SHA-256 of the whole file" });
 /** Permission bits as an octal string, e.g. "0644" or "755". */
 export const FileMode = Type.String({ pattern: "^0?[0-7]{3,4}$", description: 'octal permission bits, e.g. "0644"' });
-const IfMatch = Type.Union([Sha256, Type.Literal("absent")], { description: 'write only if the file\'s current SHA-256 is this, or "absent": only if it does not exist' });
+const IfMatch = Type.Union([Sha256, Type.Literal("absent")], {
+  description: 'write only if the file\'s current SHA-256 is this, or "absent": only if it does not exist',
+});
 const Size = Type.Integer({ minimum: 0 });
 const Mtime = Type.String({ description: "ISO 8601 modification time" });
 
@@ -45,7 +47,8 @@ export type FileEntry = Static<typeof FileEntry>;
 export const filesRead = defineAction({
   name: "files.read",
   scope: "manage",
-  summary: "Bytes of a regular file from an offset (at most 4 MiB a reply), with size, mtime, and the whole file's SHA-256 on the reply that reaches the end.",
+  summary:
+    "Bytes of a regular file from an offset (at most 4 MiB a reply), with size, mtime, and the whole file's SHA-256 on the reply that reaches the end.",
   params: Type.Object(
     {
       path: AbsolutePath,
@@ -71,7 +74,8 @@ export const filesRead = defineAction({
 export const filesWrite = defineAction({
   name: "files.write",
   scope: "manage",
-  summary: "Replace a file atomically (temporary sibling + rename), optionally only if its SHA-256 matches; large content in chunks under an upload id.",
+  summary:
+    "Replace a file atomically (temporary sibling + rename), optionally only if its SHA-256 matches; large content in chunks under an upload id.",
   params: Type.Object(
     {
       path: AbsolutePath,
@@ -100,7 +104,8 @@ export const filesWrite = defineAction({
 export const filesEdit = defineAction({
   name: "files.edit",
   scope: "manage",
-  summary: "Exact search/replace in a UTF-8 file: each `old` must occur exactly `count` times (default 1) or nothing is written; atomic like files.write.",
+  summary:
+    "Exact search/replace in a UTF-8 file: each `old` must occur exactly `count` times (default 1) or nothing is written; atomic like files.write.",
   params: Type.Object(
     {
       path: AbsolutePath,
@@ -152,7 +157,10 @@ export const filesMkdir = defineAction({
   name: "files.mkdir",
   scope: "manage",
   summary: "Create a directory (and its missing parents with parents: true); an existing directory is fine.",
-  params: Type.Object({ path: AbsolutePath, parents: Type.Optional(Type.Boolean()), mode: Type.Optional(FileMode) }, { additionalProperties: false }),
+  params: Type.Object(
+    { path: AbsolutePath, parents: Type.Optional(Type.Boolean()), mode: Type.Optional(FileMode) },
+    { additionalProperties: false },
+  ),
   result: Type.Object({ path: Type.String(), created: Type.Boolean() }),
 });
 
@@ -212,4 +220,16 @@ export const filesUnwatch = defineAction({
   result: Type.Object({ watched: Type.Boolean() }),
 });
 
-export const FS_ACTIONS = [filesRead, filesWrite, filesEdit, filesList, filesStat, filesMkdir, filesMove, filesRemove, filesSearch, filesWatch, filesUnwatch] as const;
+export const FS_ACTIONS = [
+  filesRead,
+  filesWrite,
+  filesEdit,
+  filesList,
+  filesStat,
+  filesMkdir,
+  filesMove,
+  filesRemove,
+  filesSearch,
+  filesWatch,
+  filesUnwatch,
+] as const;

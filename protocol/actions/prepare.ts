@@ -11,7 +11,12 @@ export const EnvironmentSummary = Type.Object({
   packages: Type.Optional(Type.Array(Type.String())),
   flake: Type.Optional(Type.String()),
   nixpkgs: Type.Optional(
-    Type.Object({ url: Type.String(), rev: Type.Optional(Type.String()), narHash: Type.Optional(Type.String()), lastModified: Type.Optional(Type.Integer()) }),
+    Type.Object({
+      url: Type.String(),
+      rev: Type.Optional(Type.String()),
+      narHash: Type.Optional(Type.String()),
+      lastModified: Type.Optional(Type.Integer()),
+    }),
   ),
   variables: Type.Array(Type.String(), { description: "names of the variables a job gets (values via hotline env)" }),
   pathPrepend: Type.Array(Type.String()),
@@ -26,8 +31,15 @@ export const prepare = defineAction({
   params: Type.Object(
     {
       workspace: AbsolutePath,
-      packages: Type.Optional(Type.Array(Type.String({ maxLength: 200 }), { maxItems: 500, description: "Nixpkgs attribute paths, e.g. nodejs, python3Packages.requests" })),
-      flake: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: 'A flake ref relative to the workspace: ".", ".#dev", ".hotline/nix"' })),
+      packages: Type.Optional(
+        Type.Array(Type.String({ maxLength: 200 }), {
+          maxItems: 500,
+          description: "Nixpkgs attribute paths, e.g. nodejs, python3Packages.requests",
+        }),
+      ),
+      flake: Type.Optional(
+        Type.String({ minLength: 1, maxLength: 500, description: 'A flake ref relative to the workspace: ".", ".#dev", ".hotline/nix"' }),
+      ),
       updateLock: Type.Optional(Type.Boolean({ description: "Allow Nix to change an existing flake.lock" })),
       ...JobStartOptions,
       ...JobDeadline,

@@ -6,11 +6,18 @@ import { LockWaitParams, RepoId } from "../workspace.js";
 export const reposAdd = defineAction({
   name: "repos.add",
   scope: "manage",
-  summary: "Create a repository's shared clone (git clone from url or path, or git init when neither) as a job; /.env is pinned in its info/exclude.",
+  summary:
+    "Create a repository's shared clone (git clone from url or path, or git init when neither) as a job; /.env is pinned in its info/exclude.",
   params: Type.Object(
     {
       repo: Type.Optional(RepoId),
-      url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: "https://, ssh://, git://, file:// or git@host:owner/repo.git; never with credentials" })),
+      url: Type.Optional(
+        Type.String({
+          minLength: 1,
+          maxLength: 2048,
+          description: "https://, ssh://, git://, file:// or git@host:owner/repo.git; never with credentials",
+        }),
+      ),
       path: Type.Optional(AbsolutePath),
       ...LockWaitParams,
       ...JobStartOptions,

@@ -6,7 +6,8 @@ import { JobStartOptions, JobStartResult } from "../common.js";
 export const reposSnapshot = defineAction({
   name: "repos.snapshot",
   scope: "manage",
-  summary: "Archive the tree of a repository at a ref (default the clone's HEAD) as a tar.gz in the state directory, as a job; job.result.path is the file.",
+  summary:
+    "Archive the tree of a repository at a ref (default the clone's HEAD) as a tar.gz in the state directory, as a job; job.result.path is the file.",
   params: Type.Object({ repo: Type.Optional(RepoId), ref: Type.Optional(GitRef), ...JobStartOptions }, { additionalProperties: false }),
   result: JobStartResult,
 });

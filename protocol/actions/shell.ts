@@ -8,7 +8,12 @@ export const ProcessOptions = {
   env: Type.Optional(EnvMap),
   ...JobDeadline,
   stdin: Type.Optional(Type.Union([Type.String({ maxLength: 1048576 }), Type.Boolean()])),
-  pty: Type.Optional(Type.Object({ cols: Type.Integer({ minimum: 1, maximum: 1000 }), rows: Type.Integer({ minimum: 1, maximum: 1000 }) }, { additionalProperties: false })),
+  pty: Type.Optional(
+    Type.Object(
+      { cols: Type.Integer({ minimum: 1, maximum: 1000 }), rows: Type.Integer({ minimum: 1, maximum: 1000 }) },
+      { additionalProperties: false },
+    ),
+  ),
   ...JobStartOptions,
 };
 

@@ -38,7 +38,10 @@ describe("client requests", () => {
   });
 
   it("connects with {url, token} and with {url, tokenFile}", async () => {
-    for (const options of [{ url: ctx.daemon.url, token: ctx.daemon.token }, { url: ctx.daemon.url, tokenFile: join(ctx.daemon.dirs.config, "token") }]) {
+    for (const options of [
+      { url: ctx.daemon.url, token: ctx.daemon.token },
+      { url: ctx.daemon.url, tokenFile: join(ctx.daemon.dirs.config, "token") },
+    ]) {
       const client = await connect(options);
       try {
         expect((await client.request("jobs.list", { limit: 1 })).jobs).toBeInstanceOf(Array);
@@ -137,7 +140,11 @@ describe("discovery", () => {
     const dirs = newDirs();
     mkdirSync(dirs.state, { recursive: true });
     mkdirSync(dirs.config, { recursive: true });
-    const port = spawnSync(process.execPath, ["-e", "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"], { encoding: "utf8" });
+    const port = spawnSync(
+      process.execPath,
+      ["-e", "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"],
+      { encoding: "utf8" },
+    );
     writeFileSync(join(dirs.state, "daemon.json"), JSON.stringify({ pid: process.pid, url: `ws://127.0.0.1:${port.stdout.trim()}` }));
     writeFileSync(join(dirs.config, "token"), "t\n");
     const error = await rejection(connect({ stateDir: dirs.state, configDir: dirs.config }));
@@ -150,7 +157,10 @@ describe("several daemons in one process", () => {
   it("keeps each client on its own daemon, and close() leaves no socket or timer behind", async () => {
     const daemons = await Promise.all([TestDaemon.start(), TestDaemon.start()]);
     try {
-      const before = process.getActiveResourcesInfo().filter((r) => r !== "TTYWrap").sort();
+      const before = process
+        .getActiveResourcesInfo()
+        .filter((r) => r !== "TTYWrap")
+        .sort();
       const clients = await Promise.all(daemons.map(connectTo));
       const jobs = await Promise.all(clients.map((c, i) => c.shell(`printf 'daemon ${i}'`, { wait: 30_000 })));
       expect(jobs.map((j) => j.output?.toString())).toEqual(["daemon 0", "daemon 1"]);
@@ -168,7 +178,10 @@ describe("several daemons in one process", () => {
       await Promise.all(clients.map((c) => c.close()));
       expect(await first).toEqual({ value: undefined, done: true });
       expect(await waiting).toBeInstanceOf(HotlineError);
-      const after = process.getActiveResourcesInfo().filter((r) => r !== "TTYWrap").sort();
+      const after = process
+        .getActiveResourcesInfo()
+        .filter((r) => r !== "TTYWrap")
+        .sort();
       expect(after).toEqual(before);
     } finally {
       for (const d of daemons) {

@@ -31,7 +31,15 @@ await client.request("jobs.lst", {});
 `;
 
 const TSCONFIG = {
-  compilerOptions: { target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", strict: true, types: ["node"], outDir: "out", skipLibCheck: false },
+  compilerOptions: {
+    target: "ES2022",
+    module: "NodeNext",
+    moduleResolution: "NodeNext",
+    strict: true,
+    types: ["node"],
+    outDir: "out",
+    skipLibCheck: false,
+  },
 };
 
 describe("the packed package, installed into a project outside the repository", () => {
@@ -42,7 +50,10 @@ describe("the packed package, installed into a project outside the repository", 
 
   beforeAll(() => {
     project = mkdtempSync(join(tmpdir(), "hotline-consumer-"));
-    const tarball = execFileSync("npm", ["pack", "--silent", "--pack-destination", project], { cwd: ROOT, encoding: "utf8" }).trim().split("\n").at(-1)!;
+    const tarball = execFileSync("npm", ["pack", "--silent", "--pack-destination", project], { cwd: ROOT, encoding: "utf8" })
+      .trim()
+      .split("\n")
+      .at(-1)!;
     writeFileSync(join(project, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }));
     const started = Date.now();
     // The local npm cache first (--prefer-offline); the registry only for what it lacks.
@@ -73,9 +84,21 @@ describe("the packed package, installed into a project outside the repository", 
 
   it("compiles a script against hotline/client, and it runs against a real daemon with typed results", () => {
     expect(errors.filter((line) => !line.startsWith("bad.ts"))).toEqual([]);
-    const run = spawnSync(process.execPath, [join(project, "out/good.js")], { cwd: project, env: ctx.daemon.cliEnv, encoding: "utf8", timeout: 60_000 });
+    const run = spawnSync(process.execPath, [join(project, "out/good.js")], {
+      cwd: project,
+      env: ctx.daemon.cliEnv,
+      encoding: "utf8",
+      timeout: 60_000,
+    });
     expect(run.stderr).toBe("");
-    expect(JSON.parse(run.stdout)).toEqual({ name: "hotline", state: "succeeded", exitCode: 0, output: "typed", next: 5, code: "not_found" });
+    expect(JSON.parse(run.stdout)).toEqual({
+      name: "hotline",
+      state: "succeeded",
+      exitCode: 0,
+      output: "typed",
+      next: 5,
+      code: "not_found",
+    });
   });
 
   it("refuses to compile a wrong param type and an unknown action", () => {

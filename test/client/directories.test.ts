@@ -19,13 +19,22 @@ describe("the client finds the directories the daemon uses", () => {
           if (xdgConfig !== undefined) env.XDG_CONFIG_HOME = xdgConfig;
           envs.push(env);
         }
-  const flagSets: Array<{ "state-dir"?: string; "config-dir"?: string }> = [{}, { "state-dir": "/flag/state" }, { "config-dir": "flag/config" }, { "state-dir": "s", "config-dir": "/c" }];
+  const flagSets: Array<{ "state-dir"?: string; "config-dir"?: string }> = [
+    {},
+    { "state-dir": "/flag/state" },
+    { "config-dir": "flag/config" },
+    { "state-dir": "s", "config-dir": "/c" },
+  ];
 
   it.each(flagSets)("with flags %j, in every environment combination", (flags) => {
     for (const env of envs) {
       const daemon = loadConfig(flags, env);
       const client = hotlineDirectories({ stateDir: flags["state-dir"], configDir: flags["config-dir"], env });
-      expect({ env, stateDir: client.stateDir, configDir: client.configDir }).toEqual({ env, stateDir: daemon.stateDir, configDir: daemon.configDir });
+      expect({ env, stateDir: client.stateDir, configDir: client.configDir }).toEqual({
+        env,
+        stateDir: daemon.stateDir,
+        configDir: daemon.configDir,
+      });
     }
   });
 });

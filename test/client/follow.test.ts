@@ -42,7 +42,11 @@ describe("job.follow()", () => {
       expect(received).toBe(20 * MIB);
       const expected = createHash("sha256").update(content).digest("hex");
       expect(hash.digest("hex")).toBe(expected);
-      expect(createHash("sha256").update(await job.output()).digest("hex")).toBe(expected);
+      expect(
+        createHash("sha256")
+          .update(await job.output())
+          .digest("hex"),
+      ).toBe(expected);
     } finally {
       await client.close();
       await proxy.close();
@@ -86,7 +90,11 @@ describe("job.follow()", () => {
   it("rejects with the daemon's error for an unknown job", async () => {
     const client = await connect({ url: ctx.daemon.url, token: ctx.daemon.token });
     try {
-      const error = await client.job("j0000000000000").follow().next().catch((err: unknown) => err);
+      const error = await client
+        .job("j0000000000000")
+        .follow()
+        .next()
+        .catch((err: unknown) => err);
       expect(error).toBeInstanceOf(HotlineError);
       expect((error as HotlineError).code).toBe("not_found");
     } finally {

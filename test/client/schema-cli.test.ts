@@ -8,7 +8,8 @@ const published = (path: string): unknown => JSON.parse(readFileSync(`${SCHEMA_D
 
 describe("hotline schema", () => {
   const ctx = useDaemon();
-  const cli = (args: string[]) => spawnSync(process.execPath, [CLI_MAIN, ...args], { env: ctx.daemon.cliEnv, encoding: "utf8", timeout: 30_000 });
+  const cli = (args: string[]) =>
+    spawnSync(process.execPath, [CLI_MAIN, ...args], { env: ctx.daemon.cliEnv, encoding: "utf8", timeout: 30_000 });
 
   it("prints the index, an action's request/params/result, and any schema by name, exactly as published", () => {
     const index = cli(["schema"]);

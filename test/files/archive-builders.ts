@@ -100,7 +100,11 @@ export async function buildTar(entries: TarSpec[]): Promise<Buffer> {
     for await (const c of p) chunks.push(c as Buffer);
   })();
   for (const e of entries) {
-    await new Promise<void>((resolve, reject) => p.entry({ mtime: new Date(1_700_000_000_000), mode: 0o644, ...e.header }, e.data ?? Buffer.alloc(0), (err) => (err ? reject(err) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      p.entry({ mtime: new Date(1_700_000_000_000), mode: 0o644, ...e.header }, e.data ?? Buffer.alloc(0), (err) =>
+        err ? reject(err) : resolve(),
+      ),
+    );
   }
   p.finalize();
   await done;

@@ -58,7 +58,9 @@ describe("downloadFile", () => {
   });
 
   it("stops after too many redirects", async () => {
-    const { url } = await startServer({ "/r": (q, s) => s.writeHead(302, { location: `/r?n=${Number(new URL(q.url!, "http://x").searchParams.get("n") ?? 0) + 1}` }).end() });
+    const { url } = await startServer({
+      "/r": (q, s) => s.writeHead(302, { location: `/r?n=${Number(new URL(q.url!, "http://x").searchParams.get("n") ?? 0) + 1}` }).end(),
+    });
     const dir = await tempDir();
     const err = await rejection(downloadFile(testContext(), { url: `${url}/r`, dest: join(dir, "f"), maxRedirects: 3 }));
     expect(err.message).toMatch(/more than 3 redirects/);
@@ -96,7 +98,11 @@ describe("downloadFile", () => {
     const { url, hits } = await startServer({
       "/flaky": (req, res) => {
         const start = Number(/bytes=(\d+)-/.exec(req.headers.range ?? "")?.[1] ?? 0);
-        res.writeHead(start ? 206 : 200, { "content-length": BODY.length - start, "accept-ranges": "bytes", ...(start ? { "content-range": `bytes ${start}-${BODY.length - 1}/${BODY.length}` } : {}) });
+        res.writeHead(start ? 206 : 200, {
+          "content-length": BODY.length - start,
+          "accept-ranges": "bytes",
+          ...(start ? { "content-range": `bytes ${start}-${BODY.length - 1}/${BODY.length}` } : {}),
+        });
         res.write(BODY.subarray(start, start + 1000), () => res.socket?.destroy());
       },
     });
@@ -113,7 +119,9 @@ describe("downloadFile", () => {
     const dir = await tempDir();
     await writeFile(join(dir, "f"), "old");
     const wrong = "0".repeat(64);
-    const err = await rejection(downloadFile(testContext(), { url: `${url}/file.bin`, dest: join(dir, "f"), sha256: wrong, overwrite: true }));
+    const err = await rejection(
+      downloadFile(testContext(), { url: `${url}/file.bin`, dest: join(dir, "f"), sha256: wrong, overwrite: true }),
+    );
     expect(err.code).toBe("invalid_request");
     expect(err.message).toContain(wrong);
     expect(err.message).toContain(BODY_SHA);
@@ -138,7 +146,7 @@ describe("downloadFile", () => {
   it("places the file in a directory under the Content-Disposition or URL name, sanitized", async () => {
     const { url } = await startServer({
       "/dl/tool-1.0.tar.gz": serveBytes(BODY),
-      "/get": serveBytes(BODY, '"v1"', { "content-disposition": "attachment; filename=\"../../etc/evil name.txt\"" }),
+      "/get": serveBytes(BODY, '"v1"', { "content-disposition": 'attachment; filename="../../etc/evil name.txt"' }),
     });
     const dir = await tempDir();
     const a = await downloadFile(testContext(), { url: `${url}/dl/tool-1.0.tar.gz`, dest: dir });

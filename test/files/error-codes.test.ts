@@ -52,7 +52,11 @@ describe("files.* error codes", () => {
   it("refuses a 1.5 GiB tar.gz bomb with limit_exceeded naming the entry, leaving nothing", async () => {
     const dir = fresh();
     await writeZeroTar(join(dir, "bomb.tgz"), "zeros.bin", 1.5 * 1024 ** 3, createGzip({ level: 9 }));
-    const { job } = await ctx.client.ok("files.extract", { archive: join(dir, "bomb.tgz"), dest: join(dir, "out"), wait: 300_000 }, 310_000);
+    const { job } = await ctx.client.ok(
+      "files.extract",
+      { archive: join(dir, "bomb.tgz"), dest: join(dir, "out"), wait: 300_000 },
+      310_000,
+    );
     expect(job.state).toBe("failed");
     expect(job.error).toMatchObject({ code: "limit_exceeded", path: "/archive", details: { entry: "zeros.bin" } });
     expect(job.error.message).toContain("expands past 1073741824 bytes");

@@ -63,21 +63,31 @@ describe("extraction keeps the daemon responsive", () => {
     writeFileSync(archive, whole.subarray(0, whole.length - 1000));
     const { job } = await ctx.client.ok("files.extract", { archive, dest: join(scratch, "cut-out"), wait: 30_000 });
     expect(job.state).toBe("failed");
-    expect(job.error).toMatchObject({ code: "invalid_request", path: "/archive", message: expect.stringContaining("damaged or truncated") });
+    expect(job.error).toMatchObject({
+      code: "invalid_request",
+      path: "/archive",
+      message: expect.stringContaining("damaged or truncated"),
+    });
   });
 
   for (const [label, make] of [
     // Full 128 KiB raw blocks under a 128 MiB window: the shape `zstd --long=27` writes, so it is
     // decoded (not refused), at ~one window move per block: seconds of work in small steps.
-    ["a tar.zst with a 128 MiB window", async (dir: string) => {
-      const tar = await buildTar([{ header: { name: "big.bin", size: 40 * 1024 * 1024 }, data: Buffer.alloc(40 * 1024 * 1024, 0x62) }]);
-      writeFileSync(join(dir, "a.tar.zst"), zstdRawBlocks(tar, 128 * 1024));
-      return join(dir, "a.tar.zst");
-    }],
-    ["a zip of 65,000 entries", async (dir: string) => {
-      writeFileSync(join(dir, "a.zip"), manyEntryZip(65_000));
-      return join(dir, "a.zip");
-    }],
+    [
+      "a tar.zst with a 128 MiB window",
+      async (dir: string) => {
+        const tar = await buildTar([{ header: { name: "big.bin", size: 40 * 1024 * 1024 }, data: Buffer.alloc(40 * 1024 * 1024, 0x62) }]);
+        writeFileSync(join(dir, "a.tar.zst"), zstdRawBlocks(tar, 128 * 1024));
+        return join(dir, "a.tar.zst");
+      },
+    ],
+    [
+      "a zip of 65,000 entries",
+      async (dir: string) => {
+        writeFileSync(join(dir, "a.zip"), manyEntryZip(65_000));
+        return join(dir, "a.zip");
+      },
+    ],
   ] as const) {
     it(`answers state.info and jobs.cancel promptly while extracting ${label}, and the cancel ends the job`, async () => {
       const dir = fresh();
@@ -87,10 +97,18 @@ describe("extraction keeps the daemon responsive", () => {
         const { job } = await ctx.client.ok("files.extract", { archive, dest: join(dir, "out") });
         await ctx.client.ok("jobs.follow", { job: job.id });
         const exit = ctx.client.waitForExit(job.id, 120_000);
-        await ctx.client.waitFor((f) => f.event === "job.progress" && f.job === job.id && f.progress.done > 0, 60_000, "extraction progress");
+        await ctx.client.waitFor(
+          (f) => f.event === "job.progress" && f.job === job.id && f.progress.done > 0,
+          60_000,
+          "extraction progress",
+        );
         // Let it run a while under measurement, then cancel it mid-way.
         const measuring = measureWhile(probe, exit);
-        await ctx.client.waitFor((f) => f.event === "job.progress" && f.job === job.id && f.progress.done > f.progress.total / 4, 60_000, "a quarter done");
+        await ctx.client.waitFor(
+          (f) => f.event === "job.progress" && f.job === job.id && f.progress.done > f.progress.total / 4,
+          60_000,
+          "a quarter done",
+        );
         const t0 = performance.now();
         await ctx.client.ok("jobs.cancel", { job: job.id });
         const cancelMs = performance.now() - t0;

@@ -37,7 +37,11 @@ async function expectTree(dest: string, prefix = "pkg-1.0/"): Promise<void> {
 }
 
 /** Runs an extraction expected to fail; checks the error, that dest is absent and the parent holds only `keep`. */
-async function expectRefused(opts: ExtractOptions, match: { code?: string; entry?: string; message?: RegExp }, keep: string[]): Promise<ActionError> {
+async function expectRefused(
+  opts: ExtractOptions,
+  match: { code?: string; entry?: string; message?: RegExp },
+  keep: string[],
+): Promise<ActionError> {
   const err = await extractArchive(testContext(), opts).then(
     () => {
       throw new Error("extraction should have been refused");
@@ -104,7 +108,10 @@ describe("extractArchive: formats", () => {
 
   it("drops setuid/setgid bits and keeps only rwx", async () => {
     const dir = await tempDir();
-    await writeFile(join(dir, "a.tar"), await buildTar([{ header: { name: "suid", mode: 0o6755, uid: 0, gid: 0, uname: "root" }, data: Buffer.from("x") }]));
+    await writeFile(
+      join(dir, "a.tar"),
+      await buildTar([{ header: { name: "suid", mode: 0o6755, uid: 0, gid: 0, uname: "root" }, data: Buffer.from("x") }]),
+    );
     await extractArchive(testContext(), { archive: join(dir, "a.tar"), dest: join(dir, "out") });
     expect((await stat(join(dir, "out", "suid"))).mode & 0o7777).toBe(0o755);
   });
@@ -112,20 +119,40 @@ describe("extractArchive: formats", () => {
   it("refuses a format that contradicts the magic bytes, and unknown files", async () => {
     const dir = await tempDir();
     await writeFile(join(dir, "a.zip"), buildZip([{ name: "x", data: Buffer.from("x") }]));
-    await expectRefused({ archive: join(dir, "a.zip"), dest: join(dir, "out"), format: "tar.gz" }, { message: /looks like zip, not tar\.gz/ }, ["a.zip"]);
+    await expectRefused(
+      { archive: join(dir, "a.zip"), dest: join(dir, "out"), format: "tar.gz" },
+      { message: /looks like zip, not tar\.gz/ },
+      ["a.zip"],
+    );
     await writeFile(join(dir, "notes.txt"), "just text");
-    await expectRefused({ archive: join(dir, "notes.txt"), dest: join(dir, "out") }, { message: /not a tar, tar\.gz/ }, ["a.zip", "notes.txt"]);
+    await expectRefused({ archive: join(dir, "notes.txt"), dest: join(dir, "out") }, { message: /not a tar, tar\.gz/ }, [
+      "a.zip",
+      "notes.txt",
+    ]);
   });
 });
 
 describe("extractArchive: hostile archives leave no trace", () => {
   const tarCases: [string, Parameters<typeof buildTar>[0], string, RegExp][] = [
     ["../x", [{ header: { name: "../x" }, data: Buffer.from("x") }], "../x", /leaves the destination/],
-    ["a/../../x", [{ header: { name: "ok" }, data: Buffer.from("fine") }, { header: { name: "a/../../x" }, data: Buffer.from("x") }], "a/../../x", /leaves the destination/],
+    [
+      "a/../../x",
+      [
+        { header: { name: "ok" }, data: Buffer.from("fine") },
+        { header: { name: "a/../../x" }, data: Buffer.from("x") },
+      ],
+      "a/../../x",
+      /leaves the destination/,
+    ],
     ["absolute", [{ header: { name: "/etc/evil" }, data: Buffer.from("x") }], "/etc/evil", /absolute path/],
     ["backslash traversal", [{ header: { name: "a\\..\\..\\x" }, data: Buffer.from("x") }], "a\\..\\..\\x", /leaves the destination/],
     ["symlink", [{ header: { name: "link", type: "symlink", linkname: "/etc/passwd" } }], "link", /symbolic links/],
-    ["hardlink", [{ header: { name: "f" }, data: Buffer.from("x") }, { header: { name: "hard", type: "link", linkname: "f" } }], "hard", /hard links/],
+    [
+      "hardlink",
+      [{ header: { name: "f" }, data: Buffer.from("x") }, { header: { name: "hard", type: "link", linkname: "f" } }],
+      "hard",
+      /hard links/,
+    ],
     ["fifo", [{ header: { name: "pipe", type: "fifo" } }], "pipe", /FIFOs/],
     ["char device", [{ header: { name: "null", type: "character-device", devmajor: 1, devminor: 3 } }], "null", /character devices/],
     ["block device", [{ header: { name: "sda", type: "block-device", devmajor: 8, devminor: 0 } }], "sda", /block devices/],
@@ -140,21 +167,55 @@ describe("extractArchive: hostile archives leave no trace", () => {
 
   it("refuses entries that clash with earlier ones (a file where a directory must go), naming them", async () => {
     const dir = await tempDir();
-    await writeFile(join(dir, "a.tar"), await buildTar([{ header: { name: "a" }, data: Buffer.from("x") }, { header: { name: "a/b", type: "directory" } }]));
-    await expectRefused({ archive: join(dir, "a.tar"), dest: join(dir, "out") }, { entry: "a/b", message: /clashes with an earlier entry/ }, ["a.tar"]);
-    await writeFile(join(dir, "b.zip"), buildZip([{ name: "d/", unixMode: 0o040755 }, { name: "d", data: Buffer.from("x") }]));
-    await expectRefused({ archive: join(dir, "b.zip"), dest: join(dir, "out") }, { entry: "d", message: /clashes with an earlier entry/ }, ["a.tar", "b.zip"]);
+    await writeFile(
+      join(dir, "a.tar"),
+      await buildTar([{ header: { name: "a" }, data: Buffer.from("x") }, { header: { name: "a/b", type: "directory" } }]),
+    );
+    await expectRefused(
+      { archive: join(dir, "a.tar"), dest: join(dir, "out") },
+      { entry: "a/b", message: /clashes with an earlier entry/ },
+      ["a.tar"],
+    );
+    await writeFile(
+      join(dir, "b.zip"),
+      buildZip([
+        { name: "d/", unixMode: 0o040755 },
+        { name: "d", data: Buffer.from("x") },
+      ]),
+    );
+    await expectRefused({ archive: join(dir, "b.zip"), dest: join(dir, "out") }, { entry: "d", message: /clashes with an earlier entry/ }, [
+      "a.tar",
+      "b.zip",
+    ]);
   });
 
   it("refuses traversal that only appears after strip", async () => {
     const dir = await tempDir();
-    await writeFile(join(dir, "a.tar"), await buildTar([{ header: { name: "top/ok" }, data: Buffer.from("x") }, { header: { name: "top/../../x" }, data: Buffer.from("x") }]));
-    await expectRefused({ archive: join(dir, "a.tar"), dest: join(dir, "out"), strip: 1 }, { entry: "top/../../x", message: /leaves the destination/ }, ["a.tar"]);
+    await writeFile(
+      join(dir, "a.tar"),
+      await buildTar([
+        { header: { name: "top/ok" }, data: Buffer.from("x") },
+        { header: { name: "top/../../x" }, data: Buffer.from("x") },
+      ]),
+    );
+    await expectRefused(
+      { archive: join(dir, "a.tar"), dest: join(dir, "out"), strip: 1 },
+      { entry: "top/../../x", message: /leaves the destination/ },
+      ["a.tar"],
+    );
   });
 
   const zipCases: [string, Parameters<typeof buildZip>[0], string, RegExp][] = [
     ["../x", [{ name: "../x", data: Buffer.from("x") }], "../x", /leaves the destination/],
-    ["backslash traversal", [{ name: "ok.txt", data: Buffer.from("ok") }, { name: "a\\..\\..\\evil", data: Buffer.from("x") }], "a/../../evil", /leaves the destination/],
+    [
+      "backslash traversal",
+      [
+        { name: "ok.txt", data: Buffer.from("ok") },
+        { name: "a\\..\\..\\evil", data: Buffer.from("x") },
+      ],
+      "a/../../evil",
+      /leaves the destination/,
+    ],
     ["a drive letter", [{ name: "C:\\Windows\\evil", data: Buffer.from("x") }], "C:/Windows/evil", /absolute path/],
     ["absolute", [{ name: "/etc/evil", data: Buffer.from("x") }], "/etc/evil", /absolute path/],
     ["symlink", [{ name: "link", data: Buffer.from("/etc/passwd"), unixMode: 0o120777 }], "link", /symbolic links/],
@@ -172,21 +233,47 @@ describe("extractArchive: hostile archives leave no trace", () => {
   it("refuses a zip whose headers lie about an entry's size", async () => {
     const dir = await tempDir();
     const data = Buffer.alloc(100_000, 65);
-    await writeFile(join(dir, "small-claim.zip"), buildZip([{ name: "ok", data: Buffer.from("ok") }, { name: "liar.bin", data, declaredSize: 10 }]));
-    await expectRefused({ archive: join(dir, "small-claim.zip"), dest: join(dir, "out") }, { entry: "liar.bin", message: /headers lie about its size/ }, ["small-claim.zip"]);
+    await writeFile(
+      join(dir, "small-claim.zip"),
+      buildZip([
+        { name: "ok", data: Buffer.from("ok") },
+        { name: "liar.bin", data, declaredSize: 10 },
+      ]),
+    );
+    await expectRefused(
+      { archive: join(dir, "small-claim.zip"), dest: join(dir, "out") },
+      { entry: "liar.bin", message: /headers lie about its size/ },
+      ["small-claim.zip"],
+    );
     await writeFile(join(dir, "big-claim.zip"), buildZip([{ name: "liar2.bin", data: Buffer.from("short"), declaredSize: 5000 }]));
-    await expectRefused({ archive: join(dir, "big-claim.zip"), dest: join(dir, "out") }, { entry: "liar2.bin", message: /headers lie about its size/ }, ["big-claim.zip", "small-claim.zip"]);
+    await expectRefused(
+      { archive: join(dir, "big-claim.zip"), dest: join(dir, "out") },
+      { entry: "liar2.bin", message: /headers lie about its size/ },
+      ["big-claim.zip", "small-claim.zip"],
+    );
   });
 
   it("refuses lying sizes on large (streamed) zip entries too", async () => {
     const dir = await tempDir();
     const big = Buffer.alloc(600_000);
     await writeFile(join(dir, "under.zip"), buildZip([{ name: "under.bin", data: big, declaredSize: 300_000 }]));
-    await expectRefused({ archive: join(dir, "under.zip"), dest: join(dir, "out") }, { entry: "under.bin", message: /headers lie about its size/ }, ["under.zip"]);
+    await expectRefused(
+      { archive: join(dir, "under.zip"), dest: join(dir, "out") },
+      { entry: "under.bin", message: /headers lie about its size/ },
+      ["under.zip"],
+    );
     await writeFile(join(dir, "over.zip"), buildZip([{ name: "over.bin", data: big, declaredSize: 900_000 }]));
-    await expectRefused({ archive: join(dir, "over.zip"), dest: join(dir, "out") }, { entry: "over.bin", message: /headers lie about its size/ }, ["over.zip", "under.zip"]);
+    await expectRefused(
+      { archive: join(dir, "over.zip"), dest: join(dir, "out") },
+      { entry: "over.bin", message: /headers lie about its size/ },
+      ["over.zip", "under.zip"],
+    );
     await writeFile(join(dir, "honest.zip"), buildZip([{ name: "honest.bin", data: big }]));
-    await expectRefused({ archive: join(dir, "honest.zip"), dest: join(dir, "out"), limits: { maxBytes: 500_000 } }, { code: "limit_exceeded", entry: "honest.bin" }, ["honest.zip", "over.zip", "under.zip"]);
+    await expectRefused(
+      { archive: join(dir, "honest.zip"), dest: join(dir, "out"), limits: { maxBytes: 500_000 } },
+      { code: "limit_exceeded", entry: "honest.bin" },
+      ["honest.zip", "over.zip", "under.zip"],
+    );
     await extractArchive(testContext(), { archive: join(dir, "honest.zip"), dest: join(dir, "ok") });
     expect((await readFile(join(dir, "ok", "honest.bin"))).equals(big)).toBe(true);
   });
@@ -194,9 +281,23 @@ describe("extractArchive: hostile archives leave no trace", () => {
   it("counts inflated bytes against a small limit, in tar.gz and zip", async () => {
     const dir = await tempDir();
     await writeZeroTar(join(dir, "z.tgz"), "zeros", 5000, createGzip());
-    await expectRefused({ archive: join(dir, "z.tgz"), dest: join(dir, "out"), limits: { maxBytes: 4096 } }, { code: "limit_exceeded", entry: "zeros", message: /expands past 4096 bytes/ }, ["z.tgz"]);
-    await writeFile(join(dir, "z.zip"), buildZip([{ name: "a", data: Buffer.alloc(3000) }, { name: "b", data: Buffer.alloc(3000) }]));
-    await expectRefused({ archive: join(dir, "z.zip"), dest: join(dir, "out"), limits: { maxBytes: 4096 } }, { code: "limit_exceeded", entry: "b" }, ["z.tgz", "z.zip"]);
+    await expectRefused(
+      { archive: join(dir, "z.tgz"), dest: join(dir, "out"), limits: { maxBytes: 4096 } },
+      { code: "limit_exceeded", entry: "zeros", message: /expands past 4096 bytes/ },
+      ["z.tgz"],
+    );
+    await writeFile(
+      join(dir, "z.zip"),
+      buildZip([
+        { name: "a", data: Buffer.alloc(3000) },
+        { name: "b", data: Buffer.alloc(3000) },
+      ]),
+    );
+    await expectRefused(
+      { archive: join(dir, "z.zip"), dest: join(dir, "out"), limits: { maxBytes: 4096 } },
+      { code: "limit_exceeded", entry: "b" },
+      ["z.tgz", "z.zip"],
+    );
   });
 
   it("allows exactly the byte limit and refuses one byte more", async () => {
@@ -204,15 +305,30 @@ describe("extractArchive: hostile archives leave no trace", () => {
     await writeZeroTar(join(dir, "exact.tgz"), "zeros", 5000, createGzip());
     await extractArchive(testContext(), { archive: join(dir, "exact.tgz"), dest: join(dir, "ok"), limits: { maxBytes: 5000 } });
     expect((await stat(join(dir, "ok", "zeros"))).size).toBe(5000);
-    await expectRefused({ archive: join(dir, "exact.tgz"), dest: join(dir, "out"), limits: { maxBytes: 4999 } }, { code: "limit_exceeded", entry: "zeros" }, ["exact.tgz", "ok"]);
+    await expectRefused(
+      { archive: join(dir, "exact.tgz"), dest: join(dir, "out"), limits: { maxBytes: 4999 } },
+      { code: "limit_exceeded", entry: "zeros" },
+      ["exact.tgz", "ok"],
+    );
   });
 
   it("refuses an archive with too many entries", async () => {
     const dir = await tempDir();
-    await writeFile(join(dir, "many.tar"), await buildTar(Array.from({ length: 20 }, (_, i) => ({ header: { name: `f${i}` }, data: Buffer.from("x") }))));
-    await expectRefused({ archive: join(dir, "many.tar"), dest: join(dir, "out"), limits: { maxEntries: 10 } }, { code: "limit_exceeded", entry: "f10", message: /more than 10 entries/ }, ["many.tar"]);
+    await writeFile(
+      join(dir, "many.tar"),
+      await buildTar(Array.from({ length: 20 }, (_, i) => ({ header: { name: `f${i}` }, data: Buffer.from("x") }))),
+    );
+    await expectRefused(
+      { archive: join(dir, "many.tar"), dest: join(dir, "out"), limits: { maxEntries: 10 } },
+      { code: "limit_exceeded", entry: "f10", message: /more than 10 entries/ },
+      ["many.tar"],
+    );
     await writeFile(join(dir, "many.zip"), buildZip(Array.from({ length: 20 }, (_, i) => ({ name: `f${i}`, data: Buffer.from("x") }))));
-    await expectRefused({ archive: join(dir, "many.zip"), dest: join(dir, "out"), limits: { maxEntries: 10 } }, { code: "limit_exceeded", message: /lists 20 entries, more than 10/ }, ["many.tar", "many.zip"]);
+    await expectRefused(
+      { archive: join(dir, "many.zip"), dest: join(dir, "out"), limits: { maxEntries: 10 } },
+      { code: "limit_exceeded", message: /lists 20 entries, more than 10/ },
+      ["many.tar", "many.zip"],
+    );
   });
 
   it("refuses truncated tar, tar.gz and zip archives", async () => {
@@ -237,7 +353,11 @@ describe("extractArchive: hostile archives leave no trace", () => {
     const dir = await tempDir();
     const tar = await buildTar([{ header: { name: "f" }, data: Buffer.from("x") }]);
     await writeFile(join(dir, "big-dict.tar.xz"), execFileSync("xz", ["-c", "--lzma2=dict=1536MiB"], { input: tar }));
-    await expectRefused({ archive: join(dir, "big-dict.tar.xz"), dest: join(dir, "out") }, { code: "limit_exceeded", message: /xz dictionary/ }, ["big-dict.tar.xz"]);
+    await expectRefused(
+      { archive: join(dir, "big-dict.tar.xz"), dest: join(dir, "out") },
+      { code: "limit_exceeded", message: /xz dictionary/ },
+      ["big-dict.tar.xz"],
+    );
   });
 
   it("refuses a destination that exists", async () => {

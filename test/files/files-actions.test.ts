@@ -38,7 +38,13 @@ describe("files.* through the real daemon", () => {
       },
       "/repos/acme/tool/releases/tags/v1": (_q, res) =>
         res.writeHead(200, { "content-type": "application/json" }).end(
-          JSON.stringify({ tag_name: "v1", assets: [{ name: "tool-linux.bin", size: BODY.length, browser_download_url: `${server.url}/file.bin` }, { name: "tool-mac.bin", size: 1, browser_download_url: `${server.url}/x` }] }),
+          JSON.stringify({
+            tag_name: "v1",
+            assets: [
+              { name: "tool-linux.bin", size: BODY.length, browser_download_url: `${server.url}/file.bin` },
+              { name: "tool-mac.bin", size: 1, browser_download_url: `${server.url}/x` },
+            ],
+          }),
         ),
     };
     server = await startServerOutsideTest(routes);
@@ -55,8 +61,17 @@ describe("files.* through the real daemon", () => {
 
   it("downloads with wait: the job succeeds with path, size, sha256 and byte progress", async () => {
     const dir = fresh();
-    const { job } = await client.ok("files.download", { url: `${server.url}/file.bin`, dest: join(dir, "f.bin"), sha256: SHA, wait: 30_000 });
-    expect(job).toMatchObject({ kind: "files.download", state: "succeeded", result: { path: join(dir, "f.bin"), size: BODY.length, sha256: SHA, url: `${server.url}/file.bin` } });
+    const { job } = await client.ok("files.download", {
+      url: `${server.url}/file.bin`,
+      dest: join(dir, "f.bin"),
+      sha256: SHA,
+      wait: 30_000,
+    });
+    expect(job).toMatchObject({
+      kind: "files.download",
+      state: "succeeded",
+      result: { path: join(dir, "f.bin"), size: BODY.length, sha256: SHA, url: `${server.url}/file.bin` },
+    });
     expect(job.progress).toMatchObject({ phase: "download", unit: "bytes", done: BODY.length, total: BODY.length });
     expect(readFileSync(join(dir, "f.bin")).equals(BODY)).toBe(true);
     const out = await client.ok("jobs.output", { job: job.id });
@@ -65,7 +80,11 @@ describe("files.* through the real daemon", () => {
 
   it("downloads a GitHub release asset through the configured API", async () => {
     const dir = fresh();
-    const { job } = await client.ok("files.download", { github: { repo: "acme/tool", tag: "v1", asset: "*linux*" }, dest: `${dir}/`, wait: 30_000 });
+    const { job } = await client.ok("files.download", {
+      github: { repo: "acme/tool", tag: "v1", asset: "*linux*" },
+      dest: `${dir}/`,
+      wait: 30_000,
+    });
     expect(job.state, JSON.stringify(job.error)).toBe("succeeded");
     expect(job.result).toMatchObject({ asset: "tool-linux.bin", tag: "v1", sha256: SHA, path: join(dir, "file.bin") });
   });
@@ -79,7 +98,12 @@ describe("files.* through the real daemon", () => {
     expect(job.error.message).toContain("give the file name yourself in dest");
     expect(readdirSync(dir)).toEqual([".bashrc"]);
     expect(readFileSync(join(dir, ".bashrc"), "utf8")).toBe("mine\n");
-    const named = await client.ok("files.download", { url: `${server.url}/dotfile`, dest: join(dir, ".bashrc"), overwrite: true, wait: 30_000 });
+    const named = await client.ok("files.download", {
+      url: `${server.url}/dotfile`,
+      dest: join(dir, ".bashrc"),
+      overwrite: true,
+      wait: 30_000,
+    });
     expect(named.job.state).toBe("succeeded");
     expect(readFileSync(join(dir, ".bashrc"), "utf8")).toContain("alias");
   });
@@ -88,26 +112,51 @@ describe("files.* through the real daemon", () => {
     const dir = fresh();
     const missing = await client.ok("files.download", { url: `${server.url}/file.bin`, dest: join(dir, "a", "b", "f.bin"), wait: 30_000 });
     expect(missing.job.error).toMatchObject({ code: "not_found", path: "/dest" });
-    const { job } = await client.ok("files.download", { url: `${server.url}/file.bin`, dest: join(dir, "a", "b", "f.bin"), parents: true, wait: 30_000 });
+    const { job } = await client.ok("files.download", {
+      url: `${server.url}/file.bin`,
+      dest: join(dir, "a", "b", "f.bin"),
+      parents: true,
+      wait: 30_000,
+    });
     expect(job.state, JSON.stringify(job.error)).toBe("succeeded");
     expect(readFileSync(join(dir, "a", "b", "f.bin")).equals(BODY)).toBe(true);
-    const into = await client.ok("files.download", { url: `${server.url}/file.bin`, dest: `${join(dir, "c", "d")}/`, parents: true, wait: 30_000 });
+    const into = await client.ok("files.download", {
+      url: `${server.url}/file.bin`,
+      dest: `${join(dir, "c", "d")}/`,
+      parents: true,
+      wait: 30_000,
+    });
     expect(into.job.result).toMatchObject({ path: join(dir, "c", "d", "file.bin") });
     writeFileSync(join(dir, "t.tar"), await buildTar([{ header: { name: "x.txt" }, data: Buffer.from("x") }]));
     const refused = await client.ok("files.extract", { archive: join(dir, "t.tar"), dest: join(dir, "e", "f", "out"), wait: 30_000 });
     expect(refused.job.error).toMatchObject({ code: "not_found", path: "/dest" });
-    const extracted = await client.ok("files.extract", { archive: join(dir, "t.tar"), dest: join(dir, "e", "f", "out"), parents: true, wait: 30_000 });
+    const extracted = await client.ok("files.extract", {
+      archive: join(dir, "t.tar"),
+      dest: join(dir, "e", "f", "out"),
+      parents: true,
+      wait: 30_000,
+    });
     expect(extracted.job.state, JSON.stringify(extracted.job.error)).toBe("succeeded");
     expect(readdirSync(join(dir, "e", "f"))).toEqual(["out"]);
     expect(readFileSync(join(dir, "e", "f", "out", "x.txt"), "utf8")).toBe("x");
     writeFileSync(join(dir, "file"), "");
-    const blocked = await client.ok("files.extract", { archive: join(dir, "t.tar"), dest: join(dir, "file", "sub", "out"), parents: true, wait: 30_000 });
+    const blocked = await client.ok("files.extract", {
+      archive: join(dir, "t.tar"),
+      dest: join(dir, "file", "sub", "out"),
+      parents: true,
+      wait: 30_000,
+    });
     expect(blocked.job.error).toMatchObject({ code: "conflict", path: "/dest", message: expect.stringContaining("a file is in the way") });
   });
 
   it("fails the job on a wrong hash with both hashes, leaving the directory empty", async () => {
     const dir = fresh();
-    const { job } = await client.ok("files.download", { url: `${server.url}/file.bin`, dest: join(dir, "f.bin"), sha256: "a".repeat(64), wait: 30_000 });
+    const { job } = await client.ok("files.download", {
+      url: `${server.url}/file.bin`,
+      dest: join(dir, "f.bin"),
+      sha256: "a".repeat(64),
+      wait: 30_000,
+    });
     expect(job.state).toBe("failed");
     expect(job.error).toMatchObject({ code: "invalid_request", path: "/sha256", details: { expected: "a".repeat(64), actual: SHA } });
     expect(readdirSync(dir)).toEqual([]);
@@ -149,10 +198,20 @@ describe("files.* through the real daemon", () => {
     writeFileSync(join(dir, "src/pkg/bin/tool"), "#!/bin/sh\necho tool\n", { mode: 0o755 });
     execFileSync("tar", ["-czf", join(dir, "a.tgz"), "-C", join(dir, "src"), "pkg"]);
     const ok = await client.ok("files.extract", { archive: join(dir, "a.tgz"), dest: join(dir, "out"), strip: 1, wait: 30_000 });
-    expect(ok.job).toMatchObject({ kind: "files.extract", state: "succeeded", result: { format: "tar.gz", dest: join(dir, "out"), bytes: 20 } });
+    expect(ok.job).toMatchObject({
+      kind: "files.extract",
+      state: "succeeded",
+      result: { format: "tar.gz", dest: join(dir, "out"), bytes: 20 },
+    });
     expect(execFileSync(join(dir, "out/bin/tool"), { encoding: "utf8" })).toBe("tool\n");
 
-    writeFileSync(join(dir, "evil.tar"), await buildTar([{ header: { name: "ok" }, data: Buffer.from("x") }, { header: { name: "a/../../escape" }, data: Buffer.from("x") }]));
+    writeFileSync(
+      join(dir, "evil.tar"),
+      await buildTar([
+        { header: { name: "ok" }, data: Buffer.from("x") },
+        { header: { name: "a/../../escape" }, data: Buffer.from("x") },
+      ]),
+    );
     const bad = await client.ok("files.extract", { archive: join(dir, "evil.tar"), dest: join(dir, "evil"), wait: 30_000 });
     expect(bad.job.state).toBe("failed");
     expect(bad.job.error).toMatchObject({ code: "invalid_request", details: { entry: "a/../../escape" } });
@@ -179,7 +238,8 @@ describe("files.* through the real daemon", () => {
     writeFileSync(join(dir, "b"), '#!/bin/sh\necho "sh $0 $1"\n');
     writeFileSync(join(dir, "c.py"), "import sys\nprint('py', sys.version_info[0], sys.argv[1])\n");
     writeFileSync(join(dir, "d.txt"), "#!/usr/bin/env python3\nimport os\nprint('cwd', os.getcwd())\n");
-    const run = async (params: Record<string, unknown>) => (await client.ok("files.run", { wait: 30_000, ...params })) as { job: any; output: any };
+    const run = async (params: Record<string, unknown>) =>
+      (await client.ok("files.run", { wait: 30_000, ...params })) as { job: any; output: any };
     const a = await run({ path: join(dir, "a.sh"), args: ["x"] });
     expect(a.job).toMatchObject({ kind: "files.run", state: "succeeded", exitCode: 0 });
     expect(a.output.data).toMatch(/^bash \d+ x\n$/);
@@ -221,8 +281,11 @@ describe("files.* through the real daemon", () => {
     // Asynchronous on purpose: the HTTP server the daemon downloads from lives in this process.
     const cli = (...args: string[]) =>
       new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-        const child = execFile(process.execPath, [CLI_MAIN, ...args], { env: daemon.cliEnv, cwd: dir, encoding: "utf8", timeout: 30_000 }, (err, stdout, stderr) =>
-          resolve({ status: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr }),
+        const child = execFile(
+          process.execPath,
+          [CLI_MAIN, ...args],
+          { env: daemon.cliEnv, cwd: dir, encoding: "utf8", timeout: 30_000 },
+          (err, stdout, stderr) => resolve({ status: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr }),
         );
         child.stdin?.end();
       });

@@ -49,10 +49,12 @@ async function githubServer(assetNames: string[]) {
   const seen: Record<string, string | undefined> = {};
   const routes: Record<string, Route> = {};
   const srv = await startServer(routes);
-  const json = (tag: string): Route => (req, res) => {
-    seen[req.url!] = req.headers.authorization;
-    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(releaseJson(srv.url, tag, assetNames)));
-  };
+  const json =
+    (tag: string): Route =>
+    (req, res) => {
+      seen[req.url!] = req.headers.authorization;
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(releaseJson(srv.url, tag, assetNames)));
+    };
   routes["/repos/acme/tool/releases/tags/v1.2.3"] = json("v1.2.3");
   routes["/repos/acme/tool/releases/latest"] = json("v2.0.0");
   for (const tag of ["v1.2.3", "v2.0.0"]) {
@@ -71,8 +73,18 @@ describe("GitHub release assets", () => {
   it("downloads the one asset matching the glob from a tagged release", async () => {
     const gh = await githubServer(ASSETS);
     const dir = await tempDir();
-    const r = await downloadGithubAsset(testContext(), { repo: "acme/tool", tag: "v1.2.3", asset: "*linux*" }, { apiBase: gh.url }, { dest: dir });
-    expect(r).toMatchObject({ asset: "tool-linux-amd64.tar.gz", tag: "v1.2.3", path: join(dir, "tool-linux-amd64.tar.gz"), size: LINUX.length });
+    const r = await downloadGithubAsset(
+      testContext(),
+      { repo: "acme/tool", tag: "v1.2.3", asset: "*linux*" },
+      { apiBase: gh.url },
+      { dest: dir },
+    );
+    expect(r).toMatchObject({
+      asset: "tool-linux-amd64.tar.gz",
+      tag: "v1.2.3",
+      path: join(dir, "tool-linux-amd64.tar.gz"),
+      size: LINUX.length,
+    });
     expect(r.sha256).toBe(createHash("sha256").update(LINUX).digest("hex"));
     expect((await readFile(r.path)).equals(LINUX)).toBe(true);
   });
@@ -82,7 +94,12 @@ describe("GitHub release assets", () => {
     const dir = await tempDir();
     const tokenFile = join(dir, "token");
     await writeFile(tokenFile, "ghp_secret\n");
-    const r = await downloadGithubAsset(testContext(), { repo: "acme/tool", tag: "latest", asset: "tool-linux-*" }, { apiBase: `${gh.url}/`, tokenFile }, { dest: join(dir, "t.tgz") });
+    const r = await downloadGithubAsset(
+      testContext(),
+      { repo: "acme/tool", tag: "latest", asset: "tool-linux-*" },
+      { apiBase: `${gh.url}/`, tokenFile },
+      { dest: join(dir, "t.tgz") },
+    );
     expect(r.tag).toBe("v2.0.0");
     expect(gh.seen["/repos/acme/tool/releases/latest"]).toBe("Bearer ghp_secret");
     expect(gh.hits["/acme/tool/releases/download/v2.0.0/tool-linux-amd64.tar.gz"]).toBe(1);
@@ -98,19 +115,32 @@ describe("GitHub release assets", () => {
     });
     const routes: Record<string, Route> = {};
     const api = await startServer(routes);
-    routes["/repos/acme/tool/releases/tags/v1"] = (_q, res) => res.writeHead(200).end(JSON.stringify({ tag_name: "v1", assets: [{ name: "a.bin", size: 1, browser_download_url: `${api.url}/dl/a.bin` }] }));
+    routes["/repos/acme/tool/releases/tags/v1"] = (_q, res) =>
+      res
+        .writeHead(200)
+        .end(JSON.stringify({ tag_name: "v1", assets: [{ name: "a.bin", size: 1, browser_download_url: `${api.url}/dl/a.bin` }] }));
     routes["/dl/a.bin"] = (_q, res) => res.writeHead(302, { location: `${cdn.url}/blob` }).end();
     const dir = await tempDir();
     const tokenFile = join(dir, "token");
     await writeFile(tokenFile, "ghp_secret");
-    await downloadGithubAsset(testContext(), { repo: "acme/tool", tag: "v1", asset: "a.bin" }, { apiBase: api.url, tokenFile }, { dest: join(dir, "a.bin") });
+    await downloadGithubAsset(
+      testContext(),
+      { repo: "acme/tool", tag: "v1", asset: "a.bin" },
+      { apiBase: api.url, tokenFile },
+      { dest: join(dir, "a.bin") },
+    );
     expect(other.auth).toBe("none");
   });
 
   it("refuses a glob that matches no asset, listing the asset names", async () => {
     const gh = await githubServer(ASSETS);
     const dir = await tempDir();
-    const err = await downloadGithubAsset(testContext(), { repo: "acme/tool", tag: "v1.2.3", asset: "*windows*" }, { apiBase: gh.url }, { dest: dir }).catch((e: ActionError) => e);
+    const err = await downloadGithubAsset(
+      testContext(),
+      { repo: "acme/tool", tag: "v1.2.3", asset: "*windows*" },
+      { apiBase: gh.url },
+      { dest: dir },
+    ).catch((e: ActionError) => e);
     expect(err).toBeInstanceOf(ActionError);
     expect((err as ActionError).code).toBe("invalid_request");
     expect((err as ActionError).path).toBe("/github/asset");
@@ -122,7 +152,12 @@ describe("GitHub release assets", () => {
   it("refuses a glob that matches several assets, naming them", async () => {
     const gh = await githubServer(ASSETS);
     const dir = await tempDir();
-    const err = (await downloadGithubAsset(testContext(), { repo: "acme/tool", tag: "latest", asset: "*.tar.gz" }, { apiBase: gh.url }, { dest: dir }).catch((e: unknown) => e)) as ActionError;
+    const err = (await downloadGithubAsset(
+      testContext(),
+      { repo: "acme/tool", tag: "latest", asset: "*.tar.gz" },
+      { apiBase: gh.url },
+      { dest: dir },
+    ).catch((e: unknown) => e)) as ActionError;
     expect(err.code).toBe("invalid_request");
     expect(err.message).toContain("matches 2 assets (tool-linux-amd64.tar.gz, tool-darwin-arm64.tar.gz)");
     expect(err.details).toMatchObject({ assets: ASSETS });
@@ -132,7 +167,12 @@ describe("GitHub release assets", () => {
   it("reports an unknown tag as not_found", async () => {
     const gh = await githubServer(ASSETS);
     const dir = await tempDir();
-    const err = (await downloadGithubAsset(testContext(), { repo: "acme/tool", tag: "v9", asset: "*" }, { apiBase: gh.url }, { dest: dir }).catch((e: unknown) => e)) as ActionError;
+    const err = (await downloadGithubAsset(
+      testContext(),
+      { repo: "acme/tool", tag: "v9", asset: "*" },
+      { apiBase: gh.url },
+      { dest: dir },
+    ).catch((e: unknown) => e)) as ActionError;
     expect(err.code).toBe("not_found");
     expect(err.message).toContain('"v9"');
   });

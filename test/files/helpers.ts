@@ -9,7 +9,11 @@ import { afterAll, onTestFinished } from "vitest";
 import type { ProgressUpdate, RunContext } from "../../daemon/runners/context.js";
 
 /** A RunContext whose progress and output are recorded, with its controller for cancel tests. */
-export function testContext(): RunContext & { controller: AbortController; updates: ProgressUpdate[]; onProgress?: (u: ProgressUpdate) => void } {
+export function testContext(): RunContext & {
+  controller: AbortController;
+  updates: ProgressUpdate[];
+  onProgress?: (u: ProgressUpdate) => void;
+} {
   const controller = new AbortController();
   const updates: ProgressUpdate[] = [];
   const ctx = {
@@ -69,7 +73,13 @@ export function serveBytes(body: Buffer, etag = '"v1"', extraHeaders: Record<str
     const ifRange = req.headers["if-range"];
     if (range && (!ifRange || ifRange === etag)) {
       const start = Number(range[1]);
-      res.writeHead(206, { "content-length": body.length - start, "content-range": `bytes ${start}-${body.length - 1}/${body.length}`, etag, "accept-ranges": "bytes", ...extraHeaders });
+      res.writeHead(206, {
+        "content-length": body.length - start,
+        "content-range": `bytes ${start}-${body.length - 1}/${body.length}`,
+        etag,
+        "accept-ranges": "bytes",
+        ...extraHeaders,
+      });
       res.end(body.subarray(start));
       return;
     }

@@ -20,26 +20,44 @@ describe("files.run and files.extract refuse FIFOs and devices", () => {
 
   it("refuses a FIFO as the archive (five at once, more than the thread pool) and a device, then still extracts a real archive", async () => {
     const jobs = await Promise.all(
-      [0, 1, 2, 3, 4].map((i) => ctx.client.ok("files.extract", { archive: fifo, format: "zip", dest: join(scratch, `fifo-out${i}`), wait: 30_000 })),
+      [0, 1, 2, 3, 4].map((i) =>
+        ctx.client.ok("files.extract", { archive: fifo, format: "zip", dest: join(scratch, `fifo-out${i}`), wait: 30_000 }),
+      ),
     );
     for (const { job } of jobs) {
       expect(job.state).toBe("failed");
       expect(job.error).toMatchObject({ code: "invalid_request", path: "/archive" });
       expect(job.error.message).toContain(`${fifo} is a FIFO; only regular files are accepted`);
     }
-    const device = await ctx.client.ok("files.extract", { archive: "/dev/zero", format: "tar", dest: join(scratch, "zero-out"), wait: 30_000 });
-    expect(device.job.error).toMatchObject({ code: "invalid_request", path: "/archive", message: expect.stringContaining("/dev/zero is a device") });
+    const device = await ctx.client.ok("files.extract", {
+      archive: "/dev/zero",
+      format: "tar",
+      dest: join(scratch, "zero-out"),
+      wait: 30_000,
+    });
+    expect(device.job.error).toMatchObject({
+      code: "invalid_request",
+      path: "/archive",
+      message: expect.stringContaining("/dev/zero is a device"),
+    });
     writeFileSync(join(scratch, "ok.tar"), await buildTar([{ header: { name: "a.txt" }, data: Buffer.from("a") }]));
     const ok = await ctx.client.ok("files.extract", { archive: join(scratch, "ok.tar"), dest: join(scratch, "ok-out"), wait: 30_000 });
     expect(ok.job.state).toBe("succeeded");
   });
 
   it("refuses a FIFO and a device as the script of files.run in the reply", async () => {
-    for (const [path, kind] of [[fifo, "a FIFO"], ["/dev/zero", "a device"]] as const) {
+    for (const [path, kind] of [
+      [fifo, "a FIFO"],
+      ["/dev/zero", "a device"],
+    ] as const) {
       for (let i = 0; i < 5; i++) {
         const reply = await ctx.client.call("files.run", { path, interpreter: "bash" });
         expect(reply.ok).toBe(false);
-        expect(reply.error).toMatchObject({ code: "invalid_request", path: "/path", message: `${path} is ${kind}; only regular files are accepted` });
+        expect(reply.error).toMatchObject({
+          code: "invalid_request",
+          path: "/path",
+          message: `${path} is ${kind}; only regular files are accepted`,
+        });
       }
     }
     writeFileSync(join(scratch, "ok.sh"), "echo fine\n");

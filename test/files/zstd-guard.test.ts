@@ -45,8 +45,13 @@ describe.skipIf(!haveZstd)("the zstd window guard", () => {
 
   it("refuses a tar.zst made with a 256 MiB window before decoding it, leaving nothing", async () => {
     const dir = await tempDir();
-    await writeFile(join(dir, "long.tar.zst"), zstd(await buildTar([{ header: { name: "f" }, data: Buffer.from("x") }]), "--long=28", "--no-content-size"));
-    const err = (await extractArchive(testContext(), { archive: join(dir, "long.tar.zst"), dest: join(dir, "out") }).catch((e: unknown) => e)) as ActionError;
+    await writeFile(
+      join(dir, "long.tar.zst"),
+      zstd(await buildTar([{ header: { name: "f" }, data: Buffer.from("x") }]), "--long=28", "--no-content-size"),
+    );
+    const err = (await extractArchive(testContext(), { archive: join(dir, "long.tar.zst"), dest: join(dir, "out") }).catch(
+      (e: unknown) => e,
+    )) as ActionError;
     expect(err.code).toBe("limit_exceeded");
     expect(err.message).toMatch(/zstd window/);
     expect(await listDir(dir)).toEqual(["long.tar.zst"]);
@@ -55,7 +60,10 @@ describe.skipIf(!haveZstd)("the zstd window guard", () => {
   it("extracts a tar.zst made with zstd --long=27 (128 MiB window, full blocks): its decoding work stays within the allowed ratio", async () => {
     const dir = await tempDir();
     const content = Buffer.concat([randomBytes(3 * 1024 * 1024), Buffer.alloc(3 * 1024 * 1024, 7)]);
-    await writeFile(join(dir, "long.tar.zst"), zstd(await buildTar([{ header: { name: "f" }, data: content }]), "--long=27", "--no-content-size"));
+    await writeFile(
+      join(dir, "long.tar.zst"),
+      zstd(await buildTar([{ header: { name: "f" }, data: content }]), "--long=27", "--no-content-size"),
+    );
     const result = await extractArchive(testContext(), { archive: join(dir, "long.tar.zst"), dest: join(dir, "out") });
     expect(result).toMatchObject({ entries: 1, bytes: content.length });
   });

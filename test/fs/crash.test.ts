@@ -20,7 +20,13 @@ describe("a crash during files.write", () => {
       let id: string | undefined;
       for (let offset = 0; offset < next.length; offset += CHUNK) {
         const final = offset + CHUNK >= next.length;
-        const params = { path, data: next.subarray(offset, offset + CHUNK).toString("base64"), encoding: "base64", final, ...(id ? { upload: id, offset } : {}) };
+        const params = {
+          path,
+          data: next.subarray(offset, offset + CHUNK).toString("base64"),
+          encoding: "base64",
+          final,
+          ...(id ? { upload: id, offset } : {}),
+        };
         if (killAt === "middle" && offset >= next.length / 2) break;
         if (final && killAt === "final-sent") {
           client.sendRaw(JSON.stringify({ id: "last", action: "files.write", ...params }));

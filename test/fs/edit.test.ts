@@ -12,7 +12,10 @@ describe("files.edit through the real daemon", () => {
   it("replaces a unique old string exactly and atomically, returning the new sha256", async () => {
     const path = join(scratch(), "src.js");
     writeFileSync(path, SOURCE, { mode: 0o640 });
-    const result = await ctx.client.ok("files.edit", { path, edits: [{ old: "function b() {\n  return 1;", new: "function b() {\n  return $1 + '$&';" }] });
+    const result = await ctx.client.ok("files.edit", {
+      path,
+      edits: [{ old: "function b() {\n  return 1;", new: "function b() {\n  return $1 + '$&';" }],
+    });
     const after = readFileSync(path, "utf8");
     expect(after).toBe(SOURCE.replace("function b() {\n  return 1;", () => "function b() {\n  return $1 + '$&';"));
     expect(result).toMatchObject({ path, replacements: 1, sha256: sha256(after), size: Buffer.byteLength(after) });
@@ -21,7 +24,13 @@ describe("files.edit through the real daemon", () => {
   it("changes nothing when old is ambiguous and reports both line numbers", async () => {
     const path = join(scratch(), "src.js");
     writeFileSync(path, SOURCE);
-    const reply = await ctx.client.call("files.edit", { path, edits: [{ old: "function a", new: "function z" }, { old: "  return 1;", new: "  return 2;" }] });
+    const reply = await ctx.client.call("files.edit", {
+      path,
+      edits: [
+        { old: "function a", new: "function z" },
+        { old: "  return 1;", new: "  return 2;" },
+      ],
+    });
     expect(reply.error).toMatchObject({ code: "invalid_request", path: "/edits/1/old", details: { occurrences: 2, lines: [2, 6] } });
     expect(reply.error.message).toContain("lines 2, 6");
     expect(readFileSync(path, "utf8")).toBe(SOURCE); // the first edit was not written either
@@ -41,10 +50,16 @@ describe("files.edit through the real daemon", () => {
     const dir = scratch();
     const path = join(dir, "src.js");
     writeFileSync(path, SOURCE);
-    const stale = await ctx.client.call("files.edit", { path, ifMatch: sha256("other"), edits: [{ old: "function a", new: "function z" }] });
+    const stale = await ctx.client.call("files.edit", {
+      path,
+      ifMatch: sha256("other"),
+      edits: [{ old: "function a", new: "function z" }],
+    });
     expect(stale.error).toMatchObject({ code: "conflict", details: { current: sha256(SOURCE) } });
     await ctx.client.ok("files.edit", { path, ifMatch: sha256(SOURCE), edits: [{ old: "function a", new: "function z" }] });
     writeFileSync(join(dir, "b.bin"), Buffer.from([0xff, 0x00, 0x41]));
-    expect((await ctx.client.call("files.edit", { path: join(dir, "b.bin"), edits: [{ old: "A", new: "B" }] })).error).toMatchObject({ code: "invalid_request" });
+    expect((await ctx.client.call("files.edit", { path: join(dir, "b.bin"), edits: [{ old: "A", new: "B" }] })).error).toMatchObject({
+      code: "invalid_request",
+    });
   });
 });

@@ -20,12 +20,24 @@ export function scratch(prefix = "hotline-fs-"): string {
 }
 
 /** Uploads `data` in base64 chunks (files.write with upload/offset/final); resolves with the final result. */
-export async function upload(client: TestClient, path: string, data: Buffer, extra: Record<string, unknown> = {}, chunk = CHUNK): Promise<Record<string, any>> {
+export async function upload(
+  client: TestClient,
+  path: string,
+  data: Buffer,
+  extra: Record<string, unknown> = {},
+  chunk = CHUNK,
+): Promise<Record<string, any>> {
   let id: string | undefined;
   for (let offset = 0; ; offset += chunk) {
     const piece = data.subarray(offset, offset + chunk);
     const final = offset + chunk >= data.length;
-    const params: Record<string, unknown> = { path, data: piece.toString("base64"), encoding: "base64", final, ...(id ? { upload: id, offset } : extra) };
+    const params: Record<string, unknown> = {
+      path,
+      data: piece.toString("base64"),
+      encoding: "base64",
+      final,
+      ...(id ? { upload: id, offset } : extra),
+    };
     const result = await client.ok("files.write", params);
     if (final) return result;
     id = result.upload as string;

@@ -40,8 +40,12 @@ describe("files.* never block the daemon", () => {
       const fifoReplies = await Promise.all(Array.from({ length: 8 }, () => ctx.client.call("files.read", { path: fifo })));
       for (const r of fifoReplies) expect(r.error).toMatchObject({ code: "invalid_request", path: "/path" });
       expect(fifoReplies[0]!.error.message).toContain("FIFO");
-      expect((await ctx.client.call("files.edit", { path: fifo, edits: [{ old: "a", new: "b" }] })).error).toMatchObject({ code: "invalid_request" });
-      expect((await ctx.client.call("files.write", { path: fifo, data: "x", ifMatch: "0".repeat(64) })).error).toMatchObject({ code: "invalid_request" });
+      expect((await ctx.client.call("files.edit", { path: fifo, edits: [{ old: "a", new: "b" }] })).error).toMatchObject({
+        code: "invalid_request",
+      });
+      expect((await ctx.client.call("files.write", { path: fifo, data: "x", ifMatch: "0".repeat(64) })).error).toMatchObject({
+        code: "invalid_request",
+      });
       for (const device of ["/dev/zero", "/dev/urandom"]) {
         const r = await ctx.client.call("files.read", { path: device });
         expect(r.error, device).toMatchObject({ code: "invalid_request" });
@@ -54,7 +58,9 @@ describe("files.* never block the daemon", () => {
       expect(head).toMatchObject({ size: GIB4, offset: 0, next: 4 * 1024 * 1024, eof: false });
       const tail = await ctx.client.ok("files.read", { path: sparse, offset: GIB4 - 16, limit: 8 });
       expect(tail).toMatchObject({ data: "\u0000".repeat(8), next: GIB4 - 8, eof: false });
-      expect((await ctx.client.call("files.edit", { path: sparse, edits: [{ old: "a", new: "b" }] })).error).toMatchObject({ code: "limit_exceeded" });
+      expect((await ctx.client.call("files.edit", { path: sparse, edits: [{ old: "a", new: "b" }] })).error).toMatchObject({
+        code: "limit_exceeded",
+      });
       expect((await ctx.client.ok("files.read", { path: join(dir, "small.txt") })).data).toBe("still works");
     })();
 

@@ -15,7 +15,15 @@ describe("files.read and files.write through the real daemon", () => {
     expect(written).toMatchObject({ path: join(dir, "t.txt"), done: true, size: Buffer.byteLength(text), sha256: sha256(text) });
     expect(readFileSync(join(dir, "t.txt"), "utf8")).toBe(text);
     const read = await ctx.client.ok("files.read", { path: join(dir, "t.txt") });
-    expect(read).toMatchObject({ data: text, encoding: "utf8", size: Buffer.byteLength(text), sha256: sha256(text), eof: true, offset: 0, next: Buffer.byteLength(text) });
+    expect(read).toMatchObject({
+      data: text,
+      encoding: "utf8",
+      size: Buffer.byteLength(text),
+      sha256: sha256(text),
+      eof: true,
+      offset: 0,
+      next: Buffer.byteLength(text),
+    });
     expect(Date.parse(read.mtime)).toBeGreaterThan(0);
   });
 
@@ -38,11 +46,20 @@ describe("files.read and files.write through the real daemon", () => {
     const path = join(dir, "big.bin");
     let sawPartial = false;
     writeFileSync(path, "1"); // the old content, visible until the last chunk
-    const id = (await ctx.client.ok("files.write", { path, data: body.subarray(0, 512 * 1024).toString("base64"), encoding: "base64", final: false })).upload;
+    const id = (
+      await ctx.client.ok("files.write", { path, data: body.subarray(0, 512 * 1024).toString("base64"), encoding: "base64", final: false })
+    ).upload;
     for (let offset = 512 * 1024; offset < body.length; offset += 512 * 1024) {
       if (statSync(path).size !== 1) sawPartial = true; // the old file stays until the last chunk
       const piece = body.subarray(offset, offset + 512 * 1024);
-      const reply = await ctx.client.ok("files.write", { path, upload: id, offset, data: piece.toString("base64"), encoding: "base64", final: offset + piece.length >= body.length });
+      const reply = await ctx.client.ok("files.write", {
+        path,
+        upload: id,
+        offset,
+        data: piece.toString("base64"),
+        encoding: "base64",
+        final: offset + piece.length >= body.length,
+      });
       if (reply.done) expect(reply).toMatchObject({ size: body.length, sha256: sha256(body) });
     }
     expect(sawPartial).toBe(false);
@@ -66,7 +83,11 @@ describe("files.read and files.write through the real daemon", () => {
     for (let offset = 0; !last.eof; offset = last.next) {
       last = await ctx.client.ok("files.read", { path: join(dir, "raw.bin"), offset, binary: true });
       expect(last).toMatchObject({ data: "", encoding: "binary", offset });
-      const frame = await ctx.client.waitFor((f) => f.event === "files.data" && f.path === join(dir, "raw.bin") && f.offset === offset, 10_000, `files.data at ${offset}`);
+      const frame = await ctx.client.waitFor(
+        (f) => f.event === "files.data" && f.path === join(dir, "raw.bin") && f.offset === offset,
+        10_000,
+        `files.data at ${offset}`,
+      );
       expect(frame.bytes.length).toBe(last.next - offset);
       pieces.push(frame.bytes);
     }
@@ -79,11 +100,23 @@ describe("files.read and files.write through the real daemon", () => {
     const path = join(dir, "piped.bin");
     const body = randomBytes(40 * 64 * 1024);
     const piece = 64 * 1024;
-    const first = await ctx.client.ok("files.write", { path, data: body.subarray(0, piece).toString("base64"), encoding: "base64", final: false });
+    const first = await ctx.client.ok("files.write", {
+      path,
+      data: body.subarray(0, piece).toString("base64"),
+      encoding: "base64",
+      final: false,
+    });
     const replies = await Promise.all(
       Array.from({ length: body.length / piece - 1 }, (_, i) => {
         const offset = (i + 1) * piece;
-        return ctx.client.ok("files.write", { path, upload: first.upload, offset, data: body.subarray(offset, offset + piece).toString("base64"), encoding: "base64", final: offset + piece >= body.length });
+        return ctx.client.ok("files.write", {
+          path,
+          upload: first.upload,
+          offset,
+          data: body.subarray(offset, offset + piece).toString("base64"),
+          encoding: "base64",
+          final: offset + piece >= body.length,
+        });
       }),
     );
     expect(replies.at(-1)).toMatchObject({ done: true, size: body.length, sha256: sha256(body) });
@@ -129,7 +162,8 @@ describe("files.read and files.write through the real daemon", () => {
     expect(losses).toHaveLength(clients.length - 1);
     const content = readFileSync(path, "utf8");
     expect(wins[0]!.result.sha256).toBe(sha256(content));
-    for (const loss of losses) expect(loss.error).toMatchObject({ code: "conflict", path: "/ifMatch", details: { current: sha256(content) } });
+    for (const loss of losses)
+      expect(loss.error).toMatchObject({ code: "conflict", path: "/ifMatch", details: { current: sha256(content) } });
     const absent = await ctx.client.call("files.write", { path, data: "new", ifMatch: "absent" });
     expect(absent.error).toMatchObject({ code: "conflict", details: { current: sha256(content) } });
     expect((await ctx.client.ok("files.write", { path: join(dir, "fresh"), data: "n", ifMatch: "absent" })).done).toBe(true);

@@ -37,7 +37,15 @@ describe("files.list, stat, mkdir, move, remove through the real daemon", () => 
     expect(names).toEqual([".gitignore", "README.md", "notes.txt", "src", "src/main.ts", "src/nested", "src/nested/deep.ts"]);
     expect(more).toBe(false);
     const all = await ctx.client.ok("files.list", { path: dir, hidden: true });
-    expect(all.entries.map((e: { name: string }) => e.name)).toEqual([".env", ".git", ".gitignore", "README.md", "node_modules", "notes.txt", "src"]);
+    expect(all.entries.map((e: { name: string }) => e.name)).toEqual([
+      ".env",
+      ".git",
+      ".gitignore",
+      "README.md",
+      "node_modules",
+      "notes.txt",
+      "src",
+    ]);
     const plain = await ctx.client.ok("files.list", { path: dir });
     expect(plain.entries.map((e: { name: string }) => e.name)).toEqual(["README.md", "node_modules", "notes.txt", "src"]);
   });
@@ -65,7 +73,12 @@ describe("files.list, stat, mkdir, move, remove through the real daemon", () => 
     const dir = scratch();
     writeFileSync(join(dir, "f"), "abc");
     symlinkSync("f", join(dir, "l"));
-    expect(await ctx.client.ok("files.stat", { path: join(dir, "f") })).toMatchObject({ name: "f", path: join(dir, "f"), type: "file", size: 3 });
+    expect(await ctx.client.ok("files.stat", { path: join(dir, "f") })).toMatchObject({
+      name: "f",
+      path: join(dir, "f"),
+      type: "file",
+      size: 3,
+    });
     expect(await ctx.client.ok("files.stat", { path: join(dir, "l") })).toMatchObject({ type: "symlink", target: "f" });
     expect((await ctx.client.call("files.stat", { path: join(dir, "none") })).error).toMatchObject({ code: "not_found", path: "/path" });
   });
@@ -73,7 +86,10 @@ describe("files.list, stat, mkdir, move, remove through the real daemon", () => 
   it("mkdir: parents only when asked, an existing directory is fine, a file in the way is a conflict", async () => {
     const dir = scratch();
     expect((await ctx.client.call("files.mkdir", { path: join(dir, "p/q") })).error).toMatchObject({ code: "not_found" });
-    expect(await ctx.client.ok("files.mkdir", { path: join(dir, "p/q"), parents: true })).toEqual({ path: join(dir, "p/q"), created: true });
+    expect(await ctx.client.ok("files.mkdir", { path: join(dir, "p/q"), parents: true })).toEqual({
+      path: join(dir, "p/q"),
+      created: true,
+    });
     expect(await ctx.client.ok("files.mkdir", { path: join(dir, "p/q") })).toEqual({ path: join(dir, "p/q"), created: false });
     writeFileSync(join(dir, "file"), "");
     expect((await ctx.client.call("files.mkdir", { path: join(dir, "file") })).error).toMatchObject({ code: "conflict" });
@@ -83,7 +99,10 @@ describe("files.list, stat, mkdir, move, remove through the real daemon", () => 
     const dir = scratch();
     writeFileSync(join(dir, "a"), "A");
     writeFileSync(join(dir, "b"), "B");
-    expect((await ctx.client.call("files.move", { from: join(dir, "a"), to: join(dir, "b") })).error).toMatchObject({ code: "conflict", path: "/to" });
+    expect((await ctx.client.call("files.move", { from: join(dir, "a"), to: join(dir, "b") })).error).toMatchObject({
+      code: "conflict",
+      path: "/to",
+    });
     await ctx.client.ok("files.move", { from: join(dir, "a"), to: join(dir, "b"), overwrite: true });
     expect(readFileSync(join(dir, "b"), "utf8")).toBe("A");
     expect(existsSync(join(dir, "a"))).toBe(false);
@@ -92,9 +111,15 @@ describe("files.list, stat, mkdir, move, remove through the real daemon", () => 
     expect(readlinkSync(join(dir, "l2"))).toBe("b");
     expect(readFileSync(join(dir, "b"), "utf8")).toBe("A");
     mkdirSync(join(dir, "d"));
-    expect((await ctx.client.call("files.move", { from: join(dir, "d"), to: join(dir, "d/inner") })).error).toMatchObject({ code: "invalid_request" });
+    expect((await ctx.client.call("files.move", { from: join(dir, "d"), to: join(dir, "d/inner") })).error).toMatchObject({
+      code: "invalid_request",
+    });
     mkdirSync(join(ctx.daemon.dirs.root, "workspace"), { recursive: true });
-    const ontoRoot = await ctx.client.call("files.move", { from: join(dir, "d"), to: join(ctx.daemon.dirs.root, "workspace"), overwrite: true });
+    const ontoRoot = await ctx.client.call("files.move", {
+      from: join(dir, "d"),
+      to: join(ctx.daemon.dirs.root, "workspace"),
+      overwrite: true,
+    });
     expect(ontoRoot.error).toMatchObject({ code: "invalid_request", path: "/to" });
     expect(existsSync(join(dir, "d"))).toBe(true);
   });
@@ -112,7 +137,9 @@ describe("files.list, stat, mkdir, move, remove through the real daemon", () => 
     expect(existsSync(join(dir, "t"))).toBe(false);
     mkdirSync(join(ctx.daemon.dirs.root, "workspace"), { recursive: true });
     for (const root of ["/", ctx.daemon.dirs.home, join(ctx.daemon.dirs.root, "workspace")]) {
-      expect((await ctx.client.call("files.remove", { path: root, recursive: true })).error, root).toMatchObject({ code: "invalid_request" });
+      expect((await ctx.client.call("files.remove", { path: root, recursive: true })).error, root).toMatchObject({
+        code: "invalid_request",
+      });
     }
     expect(lstatSync(join(ctx.daemon.dirs.root, "workspace")).isDirectory()).toBe(true);
   });

@@ -5,10 +5,20 @@ import { useDaemon, type Frame, type TestClient } from "../helpers/daemon.js";
 import { scratch } from "./helpers.js";
 
 /** Does `change` and resolves with the fs.change event of `path` and `kind` and how long it took. */
-async function timed(client: TestClient, watch: string, path: string, kind: string, change: () => void): Promise<{ event: Frame; ms: number }> {
+async function timed(
+  client: TestClient,
+  watch: string,
+  path: string,
+  kind: string,
+  change: () => void,
+): Promise<{ event: Frame; ms: number }> {
   const seen = client.frames.length;
   const t = performance.now();
-  const arrived = client.waitFor((f) => client.frames.indexOf(f) >= seen && f.event === "fs.change" && f.watch === watch && f.path === path && f.kind === kind, 10_000, `${kind} of ${path}`);
+  const arrived = client.waitFor(
+    (f) => client.frames.indexOf(f) >= seen && f.event === "fs.change" && f.watch === watch && f.path === path && f.kind === kind,
+    10_000,
+    `${kind} of ${path}`,
+  );
   change();
   const event = await arrived;
   return { event, ms: performance.now() - t };

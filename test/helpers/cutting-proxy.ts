@@ -21,7 +21,9 @@ export class CuttingProxy {
   static async start(target: string): Promise<CuttingProxy> {
     const { hostname, port } = new URL(target);
     const server = createServer();
-    const proxy = await new Promise<CuttingProxy>((resolve) => server.listen(0, "127.0.0.1", () => resolve(new CuttingProxy(server, (server.address() as { port: number }).port))));
+    const proxy = await new Promise<CuttingProxy>((resolve) =>
+      server.listen(0, "127.0.0.1", () => resolve(new CuttingProxy(server, (server.address() as { port: number }).port))),
+    );
     server.on("connection", (downstream) => {
       proxy.accepted++;
       const upstream = createConnection({ host: hostname, port: Number(port) });

@@ -45,7 +45,10 @@ export class TestDaemon {
 
   /** The environment a CLI run needs to find this daemon. */
   get cliEnv(): Record<string, string> {
-    return { ...process.env, HOTLINE_STATE_DIR: this.dirs.state, HOTLINE_CONFIG_DIR: this.dirs.config, HOME: this.dirs.home } as Record<string, string>;
+    return { ...process.env, HOTLINE_STATE_DIR: this.dirs.state, HOTLINE_CONFIG_DIR: this.dirs.config, HOME: this.dirs.home } as Record<
+      string,
+      string
+    >;
   }
 
   static async start(options: StartOptions = {}): Promise<TestDaemon> {
@@ -143,7 +146,10 @@ export class TestClient {
     } catch (err) {
       const details = err instanceof HotlineError ? err.details : undefined;
       if (typeof details?.httpStatus !== "number") throw err;
-      throw Object.assign(new Error(`HTTP ${details.httpStatus}`, { cause: err }), { status: details.httpStatus, body: String(details.body) });
+      throw Object.assign(new Error(`HTTP ${details.httpStatus}`, { cause: err }), {
+        status: details.httpStatus,
+        body: String(details.body),
+      });
     }
   }
 
@@ -161,7 +167,10 @@ export class TestClient {
   async call(action: string, params: Record<string, unknown> = {}, timeoutMs = 30_000): Promise<Frame> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms waiting for the reply to ${action}; last frames:\n${this.transcript()}`)), timeoutMs);
+      timer = setTimeout(
+        () => reject(new Error(`timed out after ${timeoutMs} ms waiting for the reply to ${action}; last frames:\n${this.transcript()}`)),
+        timeoutMs,
+      );
     });
     try {
       return (await Promise.race([this.connection.exchange(action, params), timeout])).frame;

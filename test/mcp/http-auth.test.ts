@@ -3,7 +3,12 @@ import { createInterface } from "node:readline";
 import { TestDaemon, type TestClient } from "../helpers/daemon.js";
 import { mcpClient, mcpUrl, textOf } from "./mcp-client.js";
 
-const INITIALIZE = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "0" } } };
+const INITIALIZE = {
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "0" } },
+};
 
 /** One raw POST to /mcp, as a remote agent's HTTP client would send it. */
 async function post(daemon: TestDaemon, headers: Record<string, string>): Promise<{ status: number; body: unknown; session?: string }> {
@@ -47,7 +52,9 @@ describe("MCP over HTTP: the WebSocket's authentication rules", () => {
   let daemon: TestDaemon;
   let ws: TestClient;
   beforeAll(async () => {
-    daemon = await TestDaemon.start({ args: ["--allow-origin", "https://console.example", "--log-level", "debug", "--max-payload", "65536"] });
+    daemon = await TestDaemon.start({
+      args: ["--allow-origin", "https://console.example", "--log-level", "debug", "--max-payload", "65536"],
+    });
     ws = await daemon.client();
   });
   afterAll(async () => {
@@ -57,13 +64,22 @@ describe("MCP over HTTP: the WebSocket's authentication rules", () => {
   });
 
   it("answers 401 with the upgrade's JSON error without a token, or with a wrong one", async () => {
-    expect(await post(daemon, {})).toEqual({ status: 401, body: { ok: false, error: { code: "unauthorized", message: expect.stringContaining("no token") } } });
-    expect(await post(daemon, { Authorization: "Bearer not-the-token" })).toEqual({ status: 401, body: { ok: false, error: { code: "unauthorized", message: "wrong token" } } });
+    expect(await post(daemon, {})).toEqual({
+      status: 401,
+      body: { ok: false, error: { code: "unauthorized", message: expect.stringContaining("no token") } },
+    });
+    expect(await post(daemon, { Authorization: "Bearer not-the-token" })).toEqual({
+      status: 401,
+      body: { ok: false, error: { code: "unauthorized", message: "wrong token" } },
+    });
   });
 
   it("answers 403 to a foreign Origin, even with the right token; an allowed Origin gets in", async () => {
     const foreign = await post(daemon, { Authorization: `Bearer ${daemon.token}`, Origin: "https://evil.example" });
-    expect({ status: foreign.status, body: foreign.body }).toEqual({ status: 403, body: { ok: false, error: { code: "forbidden", message: expect.stringContaining("https://evil.example") } } });
+    expect({ status: foreign.status, body: foreign.body }).toEqual({
+      status: 403,
+      body: { ok: false, error: { code: "forbidden", message: expect.stringContaining("https://evil.example") } },
+    });
     const allowed = await post(daemon, { Authorization: `Bearer ${daemon.token}`, Origin: "https://console.example" });
     expect(allowed.status).toBe(200);
   });
@@ -91,7 +107,12 @@ describe("MCP over HTTP: the WebSocket's authentication rules", () => {
       const sessionId = (mcp.transport as { sessionId?: string }).sessionId!;
       const res = await fetch(mcpUrl(daemon), {
         method: "POST",
-        headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream", Authorization: `Bearer ${token}`, "mcp-session-id": sessionId },
+        headers: {
+          "Content-Type": "application/json",
+          Accept: "application/json, text/event-stream",
+          Authorization: `Bearer ${token}`,
+          "mcp-session-id": sessionId,
+        },
         body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }),
       });
       expect(res.status).toBe(403);
@@ -119,7 +140,12 @@ describe("MCP over HTTP: the WebSocket's authentication rules", () => {
     await firstClosed;
     const res = await fetch(mcpUrl(daemon), {
       method: "POST",
-      headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream", ...auth, "mcp-session-id": first.session! },
+      headers: {
+        "Content-Type": "application/json",
+        Accept: "application/json, text/event-stream",
+        ...auth,
+        "mcp-session-id": first.session!,
+      },
       body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }),
     });
     expect(res.status).toBe(404);
@@ -130,10 +156,20 @@ describe("MCP over HTTP: the WebSocket's authentication rules", () => {
     const mcp = await mcpClient(daemon, "http");
     try {
       const sessionId = (mcp.transport as { sessionId?: string }).sessionId!;
-      const call = { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "shell", arguments: { command: `echo ${"x".repeat(70_000)}` } } };
+      const call = {
+        jsonrpc: "2.0",
+        id: 3,
+        method: "tools/call",
+        params: { name: "shell", arguments: { command: `echo ${"x".repeat(70_000)}` } },
+      };
       const res = await fetch(mcpUrl(daemon), {
         method: "POST",
-        headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream", Authorization: `Bearer ${daemon.token}`, "mcp-session-id": sessionId },
+        headers: {
+          "Content-Type": "application/json",
+          Accept: "application/json, text/event-stream",
+          Authorization: `Bearer ${daemon.token}`,
+          "mcp-session-id": sessionId,
+        },
         body: JSON.stringify(call),
       });
       expect(res.status).toBe(413);

@@ -17,9 +17,13 @@ export function mcpUrl(daemon: TestDaemon): URL {
 export async function mcpClient(daemon: TestDaemon, kind: TransportKind, token = daemon.token): Promise<Client> {
   const client = new Client({ name: "hotline-test", version: "0" });
   if (kind === "stdio") {
-    await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI_MAIN, "mcp"], env: daemon.cliEnv, stderr: "inherit" }));
+    await client.connect(
+      new StdioClientTransport({ command: process.execPath, args: [CLI_MAIN, "mcp"], env: daemon.cliEnv, stderr: "inherit" }),
+    );
   } else {
-    await client.connect(new StreamableHTTPClientTransport(mcpUrl(daemon), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(mcpUrl(daemon), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }),
+    );
   }
   return client;
 }

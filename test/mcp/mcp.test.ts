@@ -44,7 +44,11 @@ describe("hotline mcp without a daemon", () => {
   it("exits 69 naming the missing daemon.json", () => {
     const dir = mkdtempSync(join(tmpdir(), "hotline-mcp-"));
     try {
-      const run = spawnSync(process.execPath, [CLI_MAIN, "mcp"], { env: { ...process.env, HOTLINE_STATE_DIR: join(dir, "state"), HOTLINE_CONFIG_DIR: join(dir, "config") }, encoding: "utf8", input: "" });
+      const run = spawnSync(process.execPath, [CLI_MAIN, "mcp"], {
+        env: { ...process.env, HOTLINE_STATE_DIR: join(dir, "state"), HOTLINE_CONFIG_DIR: join(dir, "config") },
+        encoding: "utf8",
+        input: "",
+      });
       expect(run.status).toBe(69);
       expect(run.stderr).toContain(join(dir, "state", "daemon.json"));
     } finally {
@@ -152,7 +156,9 @@ describe.each<TransportKind>(["stdio", "http"])("MCP over %s", (kind) => {
     });
     call.catch(() => undefined);
     await running; // the job printed its first line: it runs
-    const { jobs } = (await ws.ok("jobs.list", { state: "running", kind: "shell" })) as { jobs: { id: string; title: string; pid: number }[] };
+    const { jobs } = (await ws.ok("jobs.list", { state: "running", kind: "shell" })) as {
+      jobs: { id: string; title: string; pid: number }[];
+    };
     const job = jobs.find((j) => j.title.includes(marker))!;
     expect(groupMembers(job.pid).length).toBeGreaterThanOrEqual(2);
     controller.abort();

@@ -18,7 +18,8 @@ async function prepareJob(client: TestClient, params: Record<string, unknown>) {
 
 /** Removes store paths that nothing roots any more, referrers first (`paths` as nix-store -qR lists them); paths still alive elsewhere stay. */
 function deleteDead(paths: string[]): void {
-  for (const p of [...paths].reverse()) spawnSync("nix", ["--extra-experimental-features", "nix-command flakes", "store", "delete", p], { stdio: "ignore" });
+  for (const p of [...paths].reverse())
+    spawnSync("nix", ["--extra-experimental-features", "nix-command flakes", "store", "delete", p], { stdio: "ignore" });
 }
 
 describe.skipIf(!hasNix)("prepared environments shared through a Nix binary cache (real nix, file:// cache)", () => {
@@ -87,7 +88,13 @@ describe.skipIf(!hasNix)("prepared environments shared through a Nix binary cach
 
     deleteDead(ours);
     await withDaemon(
-      { env: { HOTLINE_NIXPKGS: nixpkgs, HOTLINE_CACHE_SUBSTITUTERS: `file://${cache}`, HOTLINE_CACHE_TRUSTED_PUBLIC_KEYS: readFileSync(join(keys, "other.pub"), "utf8").trim() } },
+      {
+        env: {
+          HOTLINE_NIXPKGS: nixpkgs,
+          HOTLINE_CACHE_SUBSTITUTERS: `file://${cache}`,
+          HOTLINE_CACHE_TRUSTED_PUBLIC_KEYS: readFileSync(join(keys, "other.pub"), "utf8").trim(),
+        },
+      },
       async (_c, client) => {
         const job = await prepareJob(client, { workspace: fresh("ws-c"), packages: ["hello-a"] });
         expect(job.state, JSON.stringify(job.error)).toBe("succeeded");
@@ -101,14 +108,19 @@ describe.skipIf(!hasNix)("prepared environments shared through a Nix binary cach
   it("a push to an unwritable destination (set in the config file) leaves the prepare succeeded with published: false and the reason", async () => {
     const daemonDirs = newDirs();
     mkdirSync(daemonDirs.config, { recursive: true });
-    writeFileSync(join(daemonDirs.config, "config.json"), JSON.stringify({ environmentCache: { push: "file:///proc/hotline-no-such-cache" } }));
+    writeFileSync(
+      join(daemonDirs.config, "config.json"),
+      JSON.stringify({ environmentCache: { push: "file:///proc/hotline-no-such-cache" } }),
+    );
     await withDaemon({ dirs: daemonDirs, env: { HOTLINE_NIXPKGS: STANDIN_REF } }, async (_d, client) => {
       const ws = fresh("ws-d");
       const job = await prepareJob(client, { workspace: ws, packages: ["hello-b"] });
       expect(job.state, JSON.stringify(job.error)).toBe("succeeded");
       expect(job.result.publication).toMatchObject({ published: false, to: "file:///proc/hotline-no-such-cache" });
       expect(job.result.publication.reason.length).toBeGreaterThan(0);
-      expect((await client.ok("jobs.output", { job: job.id })).data).toContain("publishing to file:///proc/hotline-no-such-cache failed (the environment is prepared)");
+      expect((await client.ok("jobs.output", { job: job.id })).data).toContain(
+        "publishing to file:///proc/hotline-no-such-cache failed (the environment is prepared)",
+      );
       expect((await client.ok("prepare", { workspace: ws })).ready).toBe(true);
     });
   });
@@ -144,7 +156,10 @@ describe.skipIf(!hasNix)("prepared environments shared through a Nix binary cach
       expect(existsSync(root)).toBe(false);
       expect(existsSync(`${root}.inputs`)).toBe(false);
       expect((await client.ok("cache.list")).entries.map((e: { cacheKey: string }) => e.cacheKey)).not.toContain(oldKey);
-      for (const [ws, cmd] of [[kept, "hello-a"], [moved, "greeter"]] as const) {
+      for (const [ws, cmd] of [
+        [kept, "hello-a"],
+        [moved, "greeter"],
+      ] as const) {
         expect((await client.ok("prepare", { workspace: ws })).ready).toBe(true);
         expect((await client.ok("shell", { command: cmd, cwd: ws, wait: 30_000 })).output.data).toBe(`${cmd} from standin 1\n`);
       }
@@ -152,7 +167,11 @@ describe.skipIf(!hasNix)("prepared environments shared through a Nix binary cach
       // While a prepare runs, the entry it is about to adopt is unused: prune refuses instead.
       const slow = await client.ok("prepare", { workspace: fresh("ws-slow"), packages: ["slow"] });
       await client.ok("jobs.follow", { job: slow.job.id });
-      await client.waitFor((f) => f.event === "job.output" && f.job === slow.job.id && String(f.data).includes("slow-build-started"), 30_000, "slow build start");
+      await client.waitFor(
+        (f) => f.event === "job.output" && f.job === slow.job.id && String(f.data).includes("slow-build-started"),
+        30_000,
+        "slow build start",
+      );
       expect((await client.call("cache.prune", {})).error).toMatchObject({ code: "conflict" });
       await client.ok("jobs.cancel", { job: slow.job.id });
       await client.waitForExit(slow.job.id, 30_000);
@@ -164,11 +183,14 @@ describe.skipIf(!hasNix)("prepared environments shared through a Nix binary cach
     execFileSync("nix-store", ["--generate-binary-cache-key", "hotline-open-1", join(keys, "sec"), join(keys, "pub")]);
     chmodSync(join(keys, "sec"), 0o644);
     const secret = readFileSync(join(keys, "sec"), "utf8").trim();
-    await withDaemon({ env: { HOTLINE_CACHE_PUSH: `file://${keys}/cache`, HOTLINE_CACHE_SECRET_KEY_FILE: join(keys, "sec") } }, async (daemon) => {
-      const warning = daemon.logLines.find((l) => l.includes("signing key is readable by other users"));
-      expect(warning).toContain(join(keys, "sec"));
-      expect(daemon.logLines.join("\n")).not.toContain(secret.split(":")[1]);
-    });
+    await withDaemon(
+      { env: { HOTLINE_CACHE_PUSH: `file://${keys}/cache`, HOTLINE_CACHE_SECRET_KEY_FILE: join(keys, "sec") } },
+      async (daemon) => {
+        const warning = daemon.logLines.find((l) => l.includes("signing key is readable by other users"));
+        expect(warning).toContain(join(keys, "sec"));
+        expect(daemon.logLines.join("\n")).not.toContain(secret.split(":")[1]);
+      },
+    );
   });
 
   it.each([

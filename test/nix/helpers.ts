@@ -76,6 +76,12 @@ export function bareNixEnv(dir: string): Record<string, string> {
   return {
     NIX_CONF_DIR: dir,
     NIX_USER_CONF_FILES: conf,
-    NIX_CONFIG: ["sandbox = false", "build-users-group =", "substituters =", `flake-registry = ${join(dir, "registry.json")}`, "fallback = false"].join("\n"),
+    NIX_CONFIG: [
+      "sandbox = false",
+      "build-users-group =",
+      "substituters =",
+      `flake-registry = ${join(dir, "registry.json")}`,
+      "fallback = false",
+    ].join("\n"),
   };
 }

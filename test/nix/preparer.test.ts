@@ -99,7 +99,12 @@ describe.skipIf(!hasNix)("NixPreparer with real nix and the stand-in", () => {
     expect(prep.plan({ workspace: w, flake: ".#dev" }, w).ready).toBe(false);
     // A new input: the lock must change.
     const flake = readFileSync(join(w, "flake.nix"), "utf8");
-    writeFileSync(join(w, "flake.nix"), flake.replace("inputs.nixpkgs.url", `inputs.other.url = "${STANDIN_REF}";\n  inputs.nixpkgs.url`).replace("{ self, nixpkgs }", "{ self, nixpkgs, other }"));
+    writeFileSync(
+      join(w, "flake.nix"),
+      flake
+        .replace("inputs.nixpkgs.url", `inputs.other.url = "${STANDIN_REF}";\n  inputs.nixpkgs.url`)
+        .replace("{ self, nixpkgs }", "{ self, nixpkgs, other }"),
+    );
     const lockBefore = readFileSync(join(w, "flake.lock"), "utf8");
     const err = await prep.run({ workspace: w, flake: ".#dev" }, w, recordingContext().ctx).catch((e) => e);
     expect(err.code).toBe("conflict");

@@ -12,10 +12,12 @@ const SAMPLES = join(dirname(fileURLToPath(import.meta.url)), "../fixtures/nix-s
 
 describe("attribute-path grammar", () => {
   it("accepts Nixpkgs attribute paths", () => {
-    for (const ok of ["nodejs", "pnpm", "python3Packages.requests", "nodePackages_latest.typescript", "gtk+3", "_7zz", "hello-a"]) expect(attrPathProblem(ok)).toBeUndefined();
+    for (const ok of ["nodejs", "pnpm", "python3Packages.requests", "nodePackages_latest.typescript", "gtk+3", "_7zz", "hello-a"])
+      expect(attrPathProblem(ok)).toBeUndefined();
   });
   it("refuses everything else, naming the entry and its pointer", () => {
-    for (const bad of ['a"b', "${x}", "a b", "a..b", ".a", "a.", "", "a/b", "a'b", "a\nb", "1abc", "a;b", "x".repeat(201)]) expect(attrPathProblem(bad)).toBeDefined();
+    for (const bad of ['a"b', "${x}", "a b", "a..b", ".a", "a.", "", "a/b", "a'b", "a\nb", "1abc", "a;b", "x".repeat(201)])
+      expect(attrPathProblem(bad)).toBeDefined();
     try {
       validatePackages(["nodejs", "a..b"]);
       expect.unreachable();
@@ -66,11 +68,32 @@ describe("dev env filtering", () => {
   it("keeps exported variables only, drops build-time ones, turns PATH into a fragment", () => {
     const env = environmentFromDevEnv(JSON.parse(sample(`${SAMPLES}/pde.json`)) as DevEnvJson);
     expect(env.set).toMatchObject({ MY_VAR: "hello world", IN_NIX_SHELL: "impure" });
-    for (const gone of ["HOME", "TMPDIR", "NIX_BUILD_TOP", "NIX_LOG_FD", "TERM", "out", "shellHook", "BASH", "IFS", "OLDPWD", "builder", "name", "system"]) expect(env.set).not.toHaveProperty(gone);
+    for (const gone of [
+      "HOME",
+      "TMPDIR",
+      "NIX_BUILD_TOP",
+      "NIX_LOG_FD",
+      "TERM",
+      "out",
+      "shellHook",
+      "BASH",
+      "IFS",
+      "OLDPWD",
+      "builder",
+      "name",
+      "system",
+    ])
+      expect(env.set).not.toHaveProperty(gone);
     expect(env.prepend.PATH).toBeUndefined(); // "/path-not-set" is not a path
   });
   it("drops the placeholder certificate only", () => {
-    const json: DevEnvJson = { variables: { SSL_CERT_FILE: { type: "exported", value: "/no-cert-file.crt" }, NIX_SSL_CERT_FILE: { type: "exported", value: "/etc/ssl/x.pem" }, PATH: { type: "exported", value: "/nix/store/a/bin:/nix/store/a/bin:/nix/store/b/bin" } } };
+    const json: DevEnvJson = {
+      variables: {
+        SSL_CERT_FILE: { type: "exported", value: "/no-cert-file.crt" },
+        NIX_SSL_CERT_FILE: { type: "exported", value: "/etc/ssl/x.pem" },
+        PATH: { type: "exported", value: "/nix/store/a/bin:/nix/store/a/bin:/nix/store/b/bin" },
+      },
+    };
     const env = environmentFromDevEnv(json);
     expect(env.set).toEqual({ NIX_SSL_CERT_FILE: "/etc/ssl/x.pem" });
     expect(env.prepend.PATH).toEqual(["/nix/store/a/bin", "/nix/store/b/bin"]);

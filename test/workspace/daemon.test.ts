@@ -49,7 +49,10 @@ describe.skipIf(!toolAvailable("git"))("coding workspace through the daemon (rea
     expect(job.result).toMatchObject({ repo: "app", branch: "main", initialCommit: true, path: path.join(root, "project/repos/app/repo") });
     expect((await client.call("repos.add", { repo: "app" })).error).toMatchObject({ code: "conflict", path: "/repo" });
     expect((await client.call("repos.add", { repo: "../x" })).error).toMatchObject({ code: "invalid_request", path: "/repo" });
-    expect((await client.call("repos.add", { repo: "y", url: `https://u:${SECRET}@example.com/r.git` })).error).toMatchObject({ code: "invalid_request", path: "/url" });
+    expect((await client.call("repos.add", { repo: "y", url: `https://u:${SECRET}@example.com/r.git` })).error).toMatchObject({
+      code: "invalid_request",
+      path: "/url",
+    });
     const listed = await client.ok("repos.list");
     expect(listed.repos.map((r: { repo: string }) => r.repo)).toEqual(["app"]);
   });
@@ -89,14 +92,20 @@ describe.skipIf(!toolAvailable("git"))("coding workspace through the daemon (rea
     expect(a).toMatchObject({ branch: "task-a", path: path.join(root, "tasks/a/repo") });
     writeFile(a.path, "a.txt", "a\n");
     writeFile(b.path, "b.txt", "b\n");
-    const [ca, cb] = await Promise.all([client.ok("tasks.commit", { task: "a", message: "from a" }), other.ok("tasks.commit", { task: "b", message: "from b" })]);
+    const [ca, cb] = await Promise.all([
+      client.ok("tasks.commit", { task: "a", message: "from a" }),
+      other.ok("tasks.commit", { task: "b", message: "from b" }),
+    ]);
     expect(ca.committed && cb.committed).toBe(true);
     expect([ca.lockWaitMs, cb.lockWaitMs].filter((ms: number) => ms > 0)).toHaveLength(1);
     const clone = path.join(root, "project/repos/app/repo");
     expect(git(clone, "rev-parse", "task-a", "task-b").trim().split("\n")).toEqual([ca.commit, cb.commit]);
     expect(git(clone, "fsck", "--strict", "--no-progress")).toBe("");
     const tasks = await client.ok("tasks.list", { repo: "app" });
-    expect(tasks.tasks.map((t: { task: string; commit: string }) => [t.task, t.commit])).toEqual([["a", ca.commit], ["b", cb.commit]]);
+    expect(tasks.tasks.map((t: { task: string; commit: string }) => [t.task, t.commit])).toEqual([
+      ["a", ca.commit],
+      ["b", cb.commit],
+    ]);
   });
 
   it("the lock holds across processes: a commit waits for this test process's lock, another repo does not", async () => {
@@ -172,7 +181,9 @@ describe.skipIf(!toolAvailable("git"))("coding workspace through the daemon (rea
     const restored = path.join(daemon.dirs.root, "restored");
     git(daemon.dirs.root, "clone", "-q", bundle.job.result.path, restored);
     const branches = git(restored, "branch", "-r", "--format=%(refname:short)").trim().split("\n");
-    expect(branches).toEqual(expect.arrayContaining(["origin/main", "origin/task-a", "origin/task-b", "origin/task-s", "origin/task-mx", "origin/task-my"]));
+    expect(branches).toEqual(
+      expect.arrayContaining(["origin/main", "origin/task-a", "origin/task-b", "origin/task-s", "origin/task-mx", "origin/task-my"]),
+    );
   });
 
   it("an observe token may list but not change the workspace", async () => {

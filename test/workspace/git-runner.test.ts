@@ -10,8 +10,18 @@ import { rejectsWith, tempWorkspace } from "./helpers.js";
 
 describe("git progress lines", () => {
   it("parses clone/bundle progress into updates and ignores other lines", () => {
-    expect(parseGitProgress("Receiving objects:  45% (450/1000), 1.2 MiB | 3 MiB/s")).toEqual({ phase: "receiving objects", done: 450, total: 1000, unit: "objects" });
-    expect(parseGitProgress("remote: Counting objects: 100% (7/7), done.")).toEqual({ phase: "counting objects", done: 7, total: 7, unit: "objects" });
+    expect(parseGitProgress("Receiving objects:  45% (450/1000), 1.2 MiB | 3 MiB/s")).toEqual({
+      phase: "receiving objects",
+      done: 450,
+      total: 1000,
+      unit: "objects",
+    });
+    expect(parseGitProgress("remote: Counting objects: 100% (7/7), done.")).toEqual({
+      phase: "counting objects",
+      done: 7,
+      total: 7,
+      unit: "objects",
+    });
     expect(parseGitProgress("Cloning into 'x'...")).toBeUndefined();
   });
 });
@@ -55,12 +65,17 @@ describe.skipIf(!toolAvailable("git"))("the git runner (real git)", () => {
     const port = (server.address() as AddressInfo).port;
     const ac = new AbortController();
     const progress: string[] = [];
-    const adding = ws.addRepo({ repo: "slow", url: `http://127.0.0.1:${port}/r.git` }, { signal: ac.signal, progress: (p) => progress.push(String(p.phase)) });
+    const adding = ws.addRepo(
+      { repo: "slow", url: `http://127.0.0.1:${port}/r.git` },
+      { signal: ac.signal, progress: (p) => progress.push(String(p.phase)) },
+    );
     await requested;
     ac.abort(new Error("cancelled by the test"));
     await expect(adding).rejects.toThrow("cancelled by the test");
     expect(progress).toContain("cloning");
-    const left = execFileSync("ps", ["-eo", "stat=,args="], { encoding: "utf8" }).split("\n").filter((l) => l.includes(`127.0.0.1:${port}/`) && !l.trim().startsWith("Z"));
+    const left = execFileSync("ps", ["-eo", "stat=,args="], { encoding: "utf8" })
+      .split("\n")
+      .filter((l) => l.includes(`127.0.0.1:${port}/`) && !l.trim().startsWith("Z"));
     expect(left).toEqual([]); // git and its remote helper were stopped with the group
     expect(fs.readdirSync(path.join(root, "project/repos/slow")).filter((n) => n !== ".lock")).toEqual([]);
     expect(fs.existsSync(path.join(root, "project/repos/slow/.lock"))).toBe(false);

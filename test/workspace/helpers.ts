@@ -30,7 +30,10 @@ export function writeFile(dir: string, rel: string, text: string): void {
 }
 
 /** Expects a promise to reject with an ActionError of `code`; returns the error for more checks. */
-export async function rejectsWith(promise: Promise<unknown>, code: string): Promise<{ code: string; message: string; path?: string; details?: Record<string, unknown> }> {
+export async function rejectsWith(
+  promise: Promise<unknown>,
+  code: string,
+): Promise<{ code: string; message: string; path?: string; details?: Record<string, unknown> }> {
   try {
     await promise;
   } catch (error) {

@@ -6,8 +6,32 @@ import { formatEnvFile, quoteEnvValue } from "../../daemon/workspace/env-file.js
 import { checkCloneUrl, maskUrlCredentials } from "../../daemon/workspace/source-url.js";
 
 const HOSTILE = [
-  "", ".", "..", "../etc", "a/../../b", "a/b", "a\\b", ".hidden", "-rf", "--upload-pack=x", "a..b", "x.lock", "X.LOCK", "trail.",
-  "a b", "a\nb", "a\0b", "tab\t", "é", "a:b", "a*", "a~1", "a^", "a@{1}", "a".repeat(65), "/abs",
+  "",
+  ".",
+  "..",
+  "../etc",
+  "a/../../b",
+  "a/b",
+  "a\\b",
+  ".hidden",
+  "-rf",
+  "--upload-pack=x",
+  "a..b",
+  "x.lock",
+  "X.LOCK",
+  "trail.",
+  "a b",
+  "a\nb",
+  "a\0b",
+  "tab\t",
+  "é",
+  "a:b",
+  "a*",
+  "a~1",
+  "a^",
+  "a@{1}",
+  "a".repeat(65),
+  "/abs",
 ];
 
 describe("id grammar", () => {
@@ -57,7 +81,12 @@ describe(".env formatting", () => {
 
   it("refuses newlines, NUL, unquotable values and bad names without echoing the value", () => {
     const secret = "s3cr3t-value";
-    for (const [name, value] of [["A", `${secret}\nB=1`], ["A", `${secret}\0`], ["A", `${secret}\r`], ["A", `it's "${secret}"`]] as const) {
+    for (const [name, value] of [
+      ["A", `${secret}\nB=1`],
+      ["A", `${secret}\0`],
+      ["A", `${secret}\r`],
+      ["A", `it's "${secret}"`],
+    ] as const) {
       let caught: ActionError | undefined;
       try {
         quoteEnvValue(name, value);
@@ -80,7 +109,16 @@ describe("clone addresses", () => {
   });
 
   it("refuses credentials, transport helpers, options and other schemes", () => {
-    for (const url of ["https://user:tok@github.com/o/r", "https://ghp_token@github.com/o/r", "ext::sh -c touch% /tmp/pwned", "fd::17", "-uhelp", "ftp://h/r", "a\nb", "relative/dir"]) {
+    for (const url of [
+      "https://user:tok@github.com/o/r",
+      "https://ghp_token@github.com/o/r",
+      "ext::sh -c touch% /tmp/pwned",
+      "fd::17",
+      "-uhelp",
+      "ftp://h/r",
+      "a\nb",
+      "relative/dir",
+    ]) {
       expect(() => checkCloneUrl(url), url).toThrow(ActionError);
     }
     expect(maskUrlCredentials("https://u:p@h/r")).toBe("https://***@h/r");

@@ -153,7 +153,14 @@ describe("repository locks", () => {
 
   it.skipIf(!hasProc)("a reused pid (alive, other start time) does not keep a dead holder's lock", async () => {
     const file = lockFile();
-    const reused = { pid: process.pid, startTime: String(Number(processStartTicks(process.pid)) + 1), hostname: os.hostname(), acquiredAt: "2020-01-01T00:00:00Z", purpose: "old", nonce: "x" };
+    const reused = {
+      pid: process.pid,
+      startTime: String(Number(processStartTicks(process.pid)) + 1),
+      hostname: os.hostname(),
+      acquiredAt: "2020-01-01T00:00:00Z",
+      purpose: "old",
+      nonce: "x",
+    };
     fs.writeFileSync(file, JSON.stringify(reused));
     const h = await new RepoLocks(() => file).acquire("r", { purpose: "new" });
     expect(h.recoveredStale).toBe(true);
@@ -164,7 +171,10 @@ describe("repository locks", () => {
     const locks = new RepoLocks(() => lockFile());
     const held = await locks.acquire("r", { purpose: "tasks.merge slow" });
     const err = await locks.acquire("r", { purpose: "impatient", timeoutMs: 20 }).catch((e: unknown) => e);
-    expect(err).toMatchObject({ code: "conflict", details: { repo: "r", lockTimeoutMs: 20, holder: { pid: process.pid, hostname: os.hostname(), purpose: "tasks.merge slow" } } });
+    expect(err).toMatchObject({
+      code: "conflict",
+      details: { repo: "r", lockTimeoutMs: 20, holder: { pid: process.pid, hostname: os.hostname(), purpose: "tasks.merge slow" } },
+    });
     await held.release();
     const next = await locks.acquire("r", { purpose: "next", timeoutMs: 20 });
     expect(next.waited).toBe(false);
@@ -176,7 +186,9 @@ describe("repository locks", () => {
     fs.writeFileSync(file, "");
     const ac = new AbortController();
     const locks = new RepoLocks(() => file);
-    await expect(locks.acquire("r", { purpose: "p", signal: ac.signal, onWait: () => ac.abort(new Error("fresh torn file is respected")) })).rejects.toThrow("fresh torn file");
+    await expect(
+      locks.acquire("r", { purpose: "p", signal: ac.signal, onWait: () => ac.abort(new Error("fresh torn file is respected")) }),
+    ).rejects.toThrow("fresh torn file");
     const past = new Date(Date.now() - 60_000);
     fs.utimesSync(file, past, past);
     const h = await locks.acquire("r", { purpose: "p" });
@@ -194,7 +206,11 @@ describe.skipIf(!toolAvailable("git") || !hasProc)("repository lock deadlines th
       const lockPath = path.join(daemon.dirs.root, "workspace/project/repos/app/.lock");
       const holder = await spawnHolder(lockPath);
       const refused = await client.call("tasks.commit", { task: "t1", message: "add a", lockTimeoutMs: 300 });
-      expect(refused.error).toMatchObject({ code: "conflict", path: "/lockTimeoutMs", details: { repo: "app", lockTimeoutMs: 300, holder: { pid: holder.pid, hostname: os.hostname(), purpose: "child holder" } } });
+      expect(refused.error).toMatchObject({
+        code: "conflict",
+        path: "/lockTimeoutMs",
+        details: { repo: "app", lockTimeoutMs: 300, holder: { pid: holder.pid, hostname: os.hostname(), purpose: "child holder" } },
+      });
       expect(refused.error.message).toContain(`pid ${holder.pid} on ${os.hostname()}`);
       holder.stdin!.end();
       await new Promise((resolve) => holder.once("exit", resolve));

@@ -104,7 +104,9 @@ describe.skipIf(!toolAvailable("git"))("merge, snapshot and bundle (real git)", 
     await ws.createTask({ task: "three" }); // no commits yet: still a branch
     const b = await ws.bundle({ repo: "default" });
     expect(path.dirname(b.path)).toBe(path.join(stateDir, "bundles"));
-    expect(b.refs).toEqual(expect.arrayContaining(["refs/heads/main", "refs/heads/task-one", "refs/heads/task-two", "refs/heads/task-three"]));
+    expect(b.refs).toEqual(
+      expect.arrayContaining(["refs/heads/main", "refs/heads/task-one", "refs/heads/task-two", "refs/heads/task-three"]),
+    );
     const restored = path.join(tmp, "restored");
     git(tmp, "clone", "-q", b.path, restored);
     const branches = git(restored, "branch", "-r", "--format=%(refname:short)").trim().split("\n");

@@ -62,7 +62,14 @@ describe.skipIf(!toolAvailable("git"))("repositories and tasks (real git)", () =
     git(repo.path, "commit", "-q", "-m", "a");
     const head = git(repo.path, "rev-parse", "HEAD").trim();
     const t1 = await ws.createTask({ task: "t1" });
-    expect(t1).toMatchObject({ task: "t1", repo: "default", branch: "task-t1", base: "HEAD", baseCommit: head, path: path.join(root, "tasks/t1/repo") });
+    expect(t1).toMatchObject({
+      task: "t1",
+      repo: "default",
+      branch: "task-t1",
+      base: "HEAD",
+      baseCommit: head,
+      path: path.join(root, "tasks/t1/repo"),
+    });
     expect(git(t1.path, "symbolic-ref", "--short", "HEAD").trim()).toBe("task-t1");
     expect(fs.readFileSync(path.join(t1.path, "a.txt"), "utf8")).toBe("1\n");
     const t2 = await ws.createTask({ task: "t2", base: "HEAD~1" });
@@ -75,7 +82,10 @@ describe.skipIf(!toolAvailable("git"))("repositories and tasks (real git)", () =
     expect((await rejectsWith(ws.createTask({ task: "t3", base: "--output=/tmp/x" }), "invalid_request")).path).toBe("/base");
     for (const hostile of ["../escape", ".git", "-b", "a/b"]) await rejectsWith(ws.createTask({ task: hostile }), "invalid_request");
     expect(fs.readdirSync(path.join(root, "tasks")).sort()).toEqual(["t1", "t2"]);
-    expect((await ws.listTasks()).map((t) => [t.task, t.branch])).toEqual([["t1", "task-t1"], ["t2", "task-t2"]]);
+    expect((await ws.listTasks()).map((t) => [t.task, t.branch])).toEqual([
+      ["t1", "task-t1"],
+      ["t2", "task-t2"],
+    ]);
     expect(await ws.listTasks({ repo: "other" })).toEqual([]);
   });
 

@@ -40,7 +40,9 @@ describe.skipIf(!toolAvailable("git"))(".env secrets and tasks.commit (real git)
       const t = await ws.createTask({ task: "t1" });
       writeFile(t.path, "a", "1");
       await ws.commit({ task: "t1", message: "a" });
-      expect(git(t.path, "log", "-1", "--format=%an <%ae>|%cn <%ce>").trim()).toBe("hotline <hotline@localhost>|hotline <hotline@localhost>");
+      expect(git(t.path, "log", "-1", "--format=%an <%ae>|%cn <%ce>").trim()).toBe(
+        "hotline <hotline@localhost>|hotline <hotline@localhost>",
+      );
       git(repo.path, "config", "user.name", "Ada Agent");
       git(repo.path, "config", "user.email", "ada@example.invalid");
       writeFile(t.path, "b", "2");
@@ -113,7 +115,10 @@ describe.skipIf(!toolAvailable("git"))(".env secrets and tasks.commit (real git)
     const { ws } = tempWorkspace();
     const repo = await ws.addRepo({});
     await ws.writeSecrets({ repo: "default", values: { KEEP: "old" } });
-    const bad = await rejectsWith(ws.writeSecrets({ repo: "default", values: { GOOD: "x", BAD: `${SECRET}\nINJECTED=1` } }), "invalid_request");
+    const bad = await rejectsWith(
+      ws.writeSecrets({ repo: "default", values: { GOOD: "x", BAD: `${SECRET}\nINJECTED=1` } }),
+      "invalid_request",
+    );
     expect(bad.path).toBe("/values/BAD");
     expect(bad.message).not.toContain(SECRET);
     expect(fs.readFileSync(path.join(repo.path, ".env"), "utf8")).toContain("KEEP=old");
@@ -123,7 +128,7 @@ describe.skipIf(!toolAvailable("git"))(".env secrets and tasks.commit (real git)
     // The shell reads back exactly what was written.
     const tricky = { Q: "it's", S: "a b $HOME `id`", E: "" };
     await ws.writeSecrets({ repo: "default", values: tricky });
-    const out = git(repo.path, "-c", "alias.sh=!sh -c 'set -a; . ./.env; printf %s\\\\0 \"$Q\" \"$S\" \"$E\"'", "sh");
+    const out = git(repo.path, "-c", 'alias.sh=!sh -c \'set -a; . ./.env; printf %s\\\\0 "$Q" "$S" "$E"\'', "sh");
     expect(out.split("\0").slice(0, 3)).toEqual([tricky.Q, tricky.S, tricky.E]);
   });
 });

@@ -8,7 +8,10 @@ import { ActionError } from "../../../protocol/errors.js";
 
 /** An entry refused by the safety rules; `entry` is the name as stored in the archive. */
 export function refuseEntry(entry: string, why: string, code: "invalid_request" | "limit_exceeded" = "invalid_request"): ActionError {
-  return new ActionError(code, `archive entry ${JSON.stringify(entry)} refused: ${why}; nothing was extracted`, { path: "/archive", details: { entry } });
+  return new ActionError(code, `archive entry ${JSON.stringify(entry)} refused: ${why}; nothing was extracted`, {
+    path: "/archive",
+    details: { entry },
+  });
 }
 
 /** The archive as a whole is refused (damaged, truncated, too big) without one entry to blame. */

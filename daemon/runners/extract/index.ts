@@ -51,7 +51,8 @@ const READ_CHUNK_BYTES = 256 * 1024;
 /** Extracts `opts.archive` into `opts.dest` per the rules above; throws ActionError on any refusal. */
 export async function extractArchive(ctx: RunContext, opts: ExtractOptions): Promise<ExtractResult> {
   const strip = opts.strip ?? 0;
-  if (!Number.isInteger(strip) || strip < 0) throw new ActionError("invalid_request", `strip must be a whole number ≥ 0, got ${strip}`, { path: "/strip" });
+  if (!Number.isInteger(strip) || strip < 0)
+    throw new ActionError("invalid_request", `strip must be a whole number ≥ 0, got ${strip}`, { path: "/strip" });
   requireNameFits(opts.dest, "/dest");
   if (opts.parents) await makeParents(dirname(opts.dest), "/dest");
   await requireFreshDest(opts.dest);
@@ -65,7 +66,13 @@ export async function extractArchive(ctx: RunContext, opts: ExtractOptions): Pro
   }
 }
 
-async function extractOpenArchive(ctx: RunContext, opts: ExtractOptions, handle: FileHandle, archiveSize: number, strip: number): Promise<ExtractResult> {
+async function extractOpenArchive(
+  ctx: RunContext,
+  opts: ExtractOptions,
+  handle: FileHandle,
+  archiveSize: number,
+  strip: number,
+): Promise<ExtractResult> {
   const format = await detectArchiveFormat(handle, opts.archive, opts.format);
   const budget = new ExtractionBudget({ ...DEFAULT_LIMITS, ...opts.limits });
   const progress = throttledProgress(ctx, "extract");
@@ -118,9 +125,12 @@ async function requireFreshDest(dest: string): Promise<void> {
 function explain(err: unknown): unknown {
   if (err instanceof ActionError) return err;
   const e = err as NodeJS.ErrnoException;
-  if (e?.code === "ENOSPC" || e?.code === "EDQUOT") return new ActionError("limit_exceeded", `the disk is full: ${e.message}`, { cause: err });
-  if (e?.code && /^E[A-Z]+$/.test(e.code) && e.syscall) return new ActionError("internal", `extraction failed: ${e.message}`, { cause: err });
+  if (e?.code === "ENOSPC" || e?.code === "EDQUOT")
+    return new ActionError("limit_exceeded", `the disk is full: ${e.message}`, { cause: err });
+  if (e?.code && /^E[A-Z]+$/.test(e.code) && e.syscall)
+    return new ActionError("internal", `extraction failed: ${e.message}`, { cause: err });
   // xz-embedded's XZ_MEMLIMIT_ERROR: the archive asks for a dictionary larger than the decoder allows.
-  if (/get_next_output failed with error code 4\b/.test(e?.message ?? "")) return refuseArchive("its xz dictionary is larger than the decoder allows", "limit_exceeded");
+  if (/get_next_output failed with error code 4\b/.test(e?.message ?? ""))
+    return refuseArchive("its xz dictionary is larger than the decoder allows", "limit_exceeded");
   return refuseArchive(`it is damaged or truncated (${e?.message ?? String(err)})`);
 }

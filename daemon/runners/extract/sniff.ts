@@ -25,18 +25,28 @@ export async function detectArchiveFormat(handle: FileHandle, path: string, requ
   const { bytesRead: length } = await handle.read(head, 0, 512, 0);
   const sniffed = formatFromMagic(head.subarray(0, length));
   if (requested && sniffed && sniffed !== requested) {
-    throw new ActionError("invalid_request", `${path} looks like ${sniffed}, not ${requested}; drop "format" to use what the file is`, { path: "/format" });
+    throw new ActionError("invalid_request", `${path} looks like ${sniffed}, not ${requested}; drop "format" to use what the file is`, {
+      path: "/format",
+    });
   }
   const format = requested ?? sniffed;
   if (!format) {
-    throw new ActionError("invalid_request", `${path} is not a tar, tar.gz, tar.xz, tar.zst or zip archive (unrecognised first bytes)`, { path: "/archive" });
+    throw new ActionError("invalid_request", `${path} is not a tar, tar.gz, tar.xz, tar.zst or zip archive (unrecognised first bytes)`, {
+      path: "/archive",
+    });
   }
   return format;
 }
 
 /** Pre-POSIX tars have no magic; a valid header checksum is the tell. */
 function tarChecksumMatches(block: Buffer): boolean {
-  const stored = parseInt(block.toString("latin1", 148, 156).replace(/[\0 ]+$/, "").trim(), 8);
+  const stored = parseInt(
+    block
+      .toString("latin1", 148, 156)
+      .replace(/[\0 ]+$/, "")
+      .trim(),
+    8,
+  );
   if (!Number.isFinite(stored)) return false;
   let sum = 0;
   for (let i = 0; i < 512; i++) sum += i >= 148 && i < 156 ? 0x20 : block[i]!;

@@ -21,7 +21,13 @@ const REFUSED_KIND: Record<string, string> = {
 };
 
 /** Extracts every entry of `tarStream` (already decompressed) through `writer`. */
-export async function extractTarStream(tarStream: Readable, writer: TreeWriter, budget: ExtractionBudget, strip: number, signal: AbortSignal): Promise<void> {
+export async function extractTarStream(
+  tarStream: Readable,
+  writer: TreeWriter,
+  budget: ExtractionBudget,
+  strip: number,
+  signal: AbortSignal,
+): Promise<void> {
   // Pre-POSIX headers are accepted: every entry is checked here, whatever its header format.
   const extract = tarExtract({ filenameEncoding: "utf-8", allowUnknownFormat: true } as Parameters<typeof tarExtract>[0]);
   const meter = new Transform({
@@ -56,9 +62,11 @@ export async function extractTarStream(tarStream: Readable, writer: TreeWriter, 
           throw wrapWriteError(h.name, err);
         });
       } else {
-        await writer.file(rel, entry as AsyncIterable<Buffer>, h.mode, h.mtime, (n) => budget.addBytes(h.name, n)).catch((err: unknown) => {
-          throw wrapWriteError(h.name, err);
-        });
+        await writer
+          .file(rel, entry as AsyncIterable<Buffer>, h.mode, h.mtime, (n) => budget.addBytes(h.name, n))
+          .catch((err: unknown) => {
+            throw wrapWriteError(h.name, err);
+          });
       }
     }
   })();

@@ -30,7 +30,13 @@ export class TreeWriter {
   }
 
   /** A regular file entry; `onChunk` sees every chunk before it is written (the budget throws there). */
-  async file(rel: string, data: AsyncIterable<Buffer>, mode: number | undefined, mtime: Date | undefined, onChunk: (n: number) => void): Promise<void> {
+  async file(
+    rel: string,
+    data: AsyncIterable<Buffer>,
+    mode: number | undefined,
+    mtime: Date | undefined,
+    onChunk: (n: number) => void,
+  ): Promise<void> {
     const slash = rel.lastIndexOf("/");
     if (slash > 0) this.ensureDir(rel.slice(0, slash));
     const perm = fileMode(mode);
@@ -43,7 +49,8 @@ export class TreeWriter {
         onChunk(next.value.length);
         head.push(next.value);
         bytes += next.value.length;
-        if (bytes > SMALL_FILE_BYTES) return await this.streamFile(abs, head, { [Symbol.asyncIterator]: () => iterator }, perm, mtime, onChunk);
+        if (bytes > SMALL_FILE_BYTES)
+          return await this.streamFile(abs, head, { [Symbol.asyncIterator]: () => iterator }, perm, mtime, onChunk);
       }
     } catch (err) {
       await iterator.return?.();
@@ -69,7 +76,14 @@ export class TreeWriter {
     }
   }
 
-  private async streamFile(abs: string, head: Buffer[], rest: AsyncIterable<Buffer>, perm: number, mtime: Date | undefined, onChunk: (n: number) => void): Promise<void> {
+  private async streamFile(
+    abs: string,
+    head: Buffer[],
+    rest: AsyncIterable<Buffer>,
+    perm: number,
+    mtime: Date | undefined,
+    onChunk: (n: number) => void,
+  ): Promise<void> {
     const handle: FileHandle = await open(abs, "w", perm);
     try {
       let position = (await handle.writev(head, 0)).bytesWritten;

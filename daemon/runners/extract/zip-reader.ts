@@ -83,7 +83,13 @@ class SyncWindowedReader extends RandomAccessReader implements WindowedReader {
     return out.subarray(0, this.copy(out, 0, length, position));
   }
 
-  override read(buffer: Buffer, offset: number, length: number, position: number, callback: (err: Error | null, bytesRead?: number) => void): void {
+  override read(
+    buffer: Buffer,
+    offset: number,
+    length: number,
+    position: number,
+    callback: (err: Error | null, bytesRead?: number) => void,
+  ): void {
     let n: number;
     try {
       n = this.copy(buffer, offset, length, position);

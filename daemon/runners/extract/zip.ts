@@ -57,7 +57,15 @@ function decodeName(entry: Entry): string {
 }
 
 /** Extracts every entry of the zip open as `fd` (`size` bytes) through `writer`; `onProgress` gets compressed bytes passed. */
-export async function extractZip(fd: number, size: number, writer: TreeWriter, budget: ExtractionBudget, strip: number, signal: AbortSignal, onProgress: (done: number) => void): Promise<void> {
+export async function extractZip(
+  fd: number,
+  size: number,
+  writer: TreeWriter,
+  budget: ExtractionBudget,
+  strip: number,
+  signal: AbortSignal,
+  onProgress: (done: number) => void,
+): Promise<void> {
   const { zip, reader } = await openZip(fd, size);
   const abort = () => zip.close();
   signal.addEventListener("abort", abort, { once: true });
@@ -79,13 +87,23 @@ export async function extractZip(fd: number, size: number, writer: TreeWriter, b
   }
 }
 
-async function extractEntry(zip: ZipFile, reader: WindowedReader, entry: Entry, writer: TreeWriter, budget: ExtractionBudget, strip: number, signal: AbortSignal): Promise<void> {
+async function extractEntry(
+  zip: ZipFile,
+  reader: WindowedReader,
+  entry: Entry,
+  writer: TreeWriter,
+  budget: ExtractionBudget,
+  strip: number,
+  signal: AbortSignal,
+): Promise<void> {
   const name = decodeName(entry);
   budget.addEntry(name);
   const unixMode = entry.versionMadeBy >> 8 === UNIX_HOST ? entry.externalFileAttributes >>> 16 : 0;
   const type = unixMode & S_IFMT;
-  if (type !== 0 && type !== S_IFREG && type !== S_IFDIR) throw refuseEntry(name, SPECIAL_KIND[type] ?? `file type 0o${type.toString(8)} is not extracted`);
-  const isDir = type === S_IFDIR || name.endsWith("/") || name.endsWith("\\") || (type === 0 && (entry.externalFileAttributes & DOS_DIRECTORY) !== 0);
+  if (type !== 0 && type !== S_IFREG && type !== S_IFDIR)
+    throw refuseEntry(name, SPECIAL_KIND[type] ?? `file type 0o${type.toString(8)} is not extracted`);
+  const isDir =
+    type === S_IFDIR || name.endsWith("/") || name.endsWith("\\") || (type === 0 && (entry.externalFileAttributes & DOS_DIRECTORY) !== 0);
   const rel = safeEntryPath(name, strip);
   if (rel === null) return;
   const mtime = entry.getLastModDate();
@@ -96,7 +114,8 @@ async function extractEntry(zip: ZipFile, reader: WindowedReader, entry: Entry, 
     return;
   }
   if (entry.isEncrypted()) throw refuseEntry(name, "it is encrypted");
-  if (entry.compressionMethod !== 0 && entry.compressionMethod !== 8) throw refuseEntry(name, `compression method ${entry.compressionMethod} is not supported (only stored and deflate)`);
+  if (entry.compressionMethod !== 0 && entry.compressionMethod !== 8)
+    throw refuseEntry(name, `compression method ${entry.compressionMethod} is not supported (only stored and deflate)`);
   if (entry.compressedSize <= SMALL_ENTRY_BYTES && entry.uncompressedSize <= SMALL_ENTRY_BYTES) {
     const content = readSmallEntry(reader, entry, name);
     budget.addBytes(name, content.length);
@@ -157,7 +176,8 @@ function readSmallEntry(reader: WindowedReader, entry: Entry, name: string): Buf
 function describeEntryError(name: string, err: unknown): unknown {
   const message = (err as Error)?.message ?? String(err);
   if (/bytes in the stream|size mismatch/.test(message)) return refuseEntry(name, `its headers lie about its size (${message})`);
-  if (err instanceof Error && !(err as NodeJS.ErrnoException).code && err.name === "Error") return refuseEntry(name, `its data is damaged (${message})`);
+  if (err instanceof Error && !(err as NodeJS.ErrnoException).code && err.name === "Error")
+    return refuseEntry(name, `its data is damaged (${message})`);
   return wrapWriteError(name, err);
 }
 
@@ -165,7 +185,11 @@ function openZip(fd: number, size: number): Promise<{ zip: ZipFile; reader: Wind
   return new Promise((resolve, reject) => {
     const options = { lazyEntries: true, autoClose: false, decodeStrings: false, validateEntrySizes: true, strictFileNames: false };
     const reader = openWindowedReader(fd, size);
-    const fromReader = (yauzl as unknown as { fromRandomAccessReader: (r: unknown, size: number, o: object, cb: (err: Error | null, zip: ZipFile) => void) => void }).fromRandomAccessReader;
+    const fromReader = (
+      yauzl as unknown as {
+        fromRandomAccessReader: (r: unknown, size: number, o: object, cb: (err: Error | null, zip: ZipFile) => void) => void;
+      }
+    ).fromRandomAccessReader;
     fromReader(reader, size, options, (err, zip) => {
       if (err) {
         reader.close(() => undefined);

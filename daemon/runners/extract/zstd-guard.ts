@@ -89,7 +89,14 @@ export class ZstdWindowGuard {
     let window: number;
     if (singleSegment) {
       const at = 5 + dictSize;
-      window = fcsSize === 1 ? b[at]! : fcsSize === 2 ? b.readUInt16LE(at) + 256 : fcsSize === 4 ? b.readUInt32LE(at) : b.readUInt32LE(at) + b.readUInt32LE(at + 4) * 2 ** 32;
+      window =
+        fcsSize === 1
+          ? b[at]!
+          : fcsSize === 2
+            ? b.readUInt16LE(at) + 256
+            : fcsSize === 4
+              ? b.readUInt32LE(at)
+              : b.readUInt32LE(at) + b.readUInt32LE(at + 4) * 2 ** 32;
     } else {
       const base = 2 ** (10 + (b[5]! >> 3));
       window = base + (base / 8) * (b[5]! & 7);

@@ -24,7 +24,12 @@ export function zstdChunks(source: Readable): AsyncGenerator<Uint8Array> {
   return existsSync(fileURLToPath(WORKER_URL)) ? onWorker(source) : inThread(source);
 }
 
-type WorkerMessage = { data?: Uint8Array; need?: true; done?: true; error?: { code?: ErrorCode; message: string; path?: string; details?: Record<string, unknown> } };
+type WorkerMessage = {
+  data?: Uint8Array;
+  need?: true;
+  done?: true;
+  error?: { code?: ErrorCode; message: string; path?: string; details?: Record<string, unknown> };
+};
 
 async function* onWorker(source: Readable): AsyncGenerator<Uint8Array> {
   const credits = new Int32Array(new SharedArrayBuffer(4));
@@ -55,7 +60,10 @@ async function* onWorker(source: Readable): AsyncGenerator<Uint8Array> {
         Atomics.notify(credits, 0);
       } else if (m.need) await sendNext();
       else if (m.done) return;
-      else if (m.error) throw m.error.code ? new ActionError(m.error.code, m.error.message, { path: m.error.path, details: m.error.details }) : new Error(m.error.message);
+      else if (m.error)
+        throw m.error.code
+          ? new ActionError(m.error.code, m.error.message, { path: m.error.path, details: m.error.details })
+          : new Error(m.error.message);
     }
   } finally {
     worker.removeAllListeners("exit");

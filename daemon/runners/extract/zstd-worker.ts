@@ -30,6 +30,11 @@ port.on("message", (message: { chunk?: Uint8Array; end?: boolean }) => {
     }
   } catch (err) {
     const e = err as Error;
-    port.postMessage({ error: err instanceof ActionError ? { code: err.code, message: err.message, path: err.path, details: err.details } : { message: e?.message ?? String(err) } });
+    port.postMessage({
+      error:
+        err instanceof ActionError
+          ? { code: err.code, message: err.message, path: err.path, details: err.details }
+          : { message: e?.message ?? String(err) },
+    });
   }
 });
