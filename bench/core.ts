@@ -73,7 +73,7 @@ function readStream(ws: WebSocket, start: () => void, expect: number, endsOn: (e
 /** The default output cap is 64 MiB: a 48 MiB job is kept whole, as users run it. */
 const STREAM_MIB = 48;
 const STREAM_BYTES = STREAM_MIB * 1024 * 1024;
-const FOLLOW_PAIRS = 25;
+const FOLLOW_PAIRS = 60;
 const MAKE_OUTPUT = `head -c ${STREAM_BYTES} /dev/zero | tr '\\0' 'a'`;
 
 /** The core rows: round trip, job start, follow throughput against the raw floors, memory. */
