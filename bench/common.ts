@@ -15,6 +15,10 @@ export interface BenchRow {
   unit: string;
   goal: string;
   met: boolean;
+  /** For interleaved pairs: the 25th and 75th percentile of the per-pair ratios (the spread). */
+  spread?: [number, number];
+  /** How many interleaved pairs the medians come from. */
+  pairs?: number;
 }
 
 export const ROOT = new URL("../../", import.meta.url).pathname;
@@ -22,6 +26,68 @@ export const ROOT = new URL("../../", import.meta.url).pathname;
 export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+}
+
+/** The q-quantile (0..1) of `xs`, by nearest rank. */
+export function quantile(xs: number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.round(q * (s.length - 1))))]!;
+}
+
+/**
+ * Times two operations in `n` interleaved pairs after `warmup` pairs, alternating which goes
+ * first, so drift in the machine's load hits both alike; returns every sample in milliseconds.
+ * An operation that resolves with a number reports its own duration (to leave set-up or clean-up out).
+ */
+export async function samplePairs(
+  n: number,
+  warmup: number,
+  a: () => Promise<unknown>,
+  b: () => Promise<unknown>,
+): Promise<{ a: number[]; b: number[] }> {
+  const as: number[] = [];
+  const bs: number[] = [];
+  const time = async (fn: () => Promise<unknown>, into: number[]): Promise<void> => {
+    const t = performance.now();
+    const own = await fn();
+    into.push(typeof own === "number" ? own : performance.now() - t);
+  };
+  for (let i = 0; i < warmup + n; i++) {
+    const keep = i >= warmup;
+    const [first, second] = i % 2 ? [b, a] : [a, b];
+    const [intoFirst, intoSecond] = i % 2 ? [bs, as] : [as, bs];
+    await time(first, keep ? intoFirst : []);
+    await time(second, keep ? intoSecond : []);
+  }
+  return { a: as, b: bs };
+}
+
+/**
+ * A row from interleaved pairs: the medians of both sides, and the median and p25–p75 spread of the
+ * per-pair ratios. For times the ratio is ours / baseline; with `throughputMiB` set, both sides moved
+ * that many MiB and the values are MiB/s, the ratio baseline time / our time (higher is better).
+ */
+export function pairRow(
+  name: string,
+  samples: { a: number[]; b: number[] },
+  goal: string,
+  met: (ratio: number) => boolean,
+  throughputMiB?: number,
+): BenchRow {
+  const ratios = samples.a.map((ours, i) => (throughputMiB ? samples.b[i]! / ours : ours / samples.b[i]!));
+  const ratio = median(ratios);
+  const toValue = (ms: number): number => (throughputMiB ? throughputMiB / (ms / 1000) : ms);
+  return {
+    name,
+    value: toValue(median(samples.a)),
+    baseline: toValue(median(samples.b)),
+    ratio,
+    unit: throughputMiB ? "MiB/s" : "ms",
+    goal,
+    met: met(ratio),
+    spread: [quantile(ratios, 0.25), quantile(ratios, 0.75)],
+    pairs: ratios.length,
+  };
 }
 
 /** Times `fn` `n` times after `warmup` runs; returns the median in milliseconds. */

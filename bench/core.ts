@@ -1,156 +1,204 @@
 import { spawn } from "node:child_process";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
 import WebSocket from "ws";
-import { type BenchDaemon, type BenchRow, row, startBenchDaemon, timeMedian, timePairs } from "./common.js";
+import { type BenchDaemon, type BenchRow, median, pairRow, quantile, row, samplePairs, startBenchDaemon } from "./common.js";
 
-/** A raw `ws` server in its own process: echoes text frames, or streams N bytes on request. */
+/** The raw `ws` server of bench/raw-ws-server.ts in a process of its own. */
 async function startRawServer(): Promise<{ url: string; stop(): void }> {
-  const script = `
-    import { WebSocketServer } from ${JSON.stringify(new URL("../../node_modules/ws/wrapper.mjs", import.meta.url).pathname)};
-    const wss = new WebSocketServer({ host: "127.0.0.1", port: 0, perMessageDeflate: false });
-    wss.on("listening", () => console.log("ws://127.0.0.1:" + wss.address().port));
-    wss.on("connection", (ws) => ws.on("message", (data) => {
-      const text = data.toString();
-      if (!text.startsWith("stream:")) return ws.send(text);
-      let left = Number(text.slice(7));
-      const chunk = Buffer.alloc(1024 * 1024, 97); // the frame size followers use
-      const pump = () => {
-        while (left > 0) {
-          const n = Math.min(left, chunk.length);
-          left -= n;
-          if (ws.bufferedAmount > 4 * 1024 * 1024) { ws.send(chunk.subarray(0, n), pump); return; }
-          ws.send(chunk.subarray(0, n));
-        }
-        ws.send("done");
-      };
-      pump();
-    }));`;
-  const proc = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+  const proc = spawn(process.execPath, [join(import.meta.dirname, "raw-ws-server.js")], { stdio: ["ignore", "pipe", "inherit"] });
   const url = await new Promise<string>((resolve) => createInterface({ input: proc.stdout! }).once("line", resolve));
   return { url, stop: () => proc.kill() };
 }
 
-function openRaw(url: string): Promise<WebSocket> {
+/** A plain `ws` client (no per-message deflate, as on the daemon's side). */
+function openPlain(url: string, token?: string): Promise<WebSocket> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, { perMessageDeflate: false });
+    const ws = new WebSocket(url, { perMessageDeflate: false, ...(token ? { headers: { authorization: `Bearer ${token}` } } : {}) });
     ws.once("open", () => resolve(ws));
     ws.once("error", reject);
   });
 }
 
-const STREAM_BYTES = 256 * 1024 * 1024;
+/** Sends one JSON request on a plain socket and resolves with the parsed reply of that id. */
+let nextId = 1;
+function plainRequest(ws: WebSocket, action: string, params: object = {}): Promise<unknown> {
+  const id = nextId++;
+  return new Promise((resolve) => {
+    const onMessage = (data: Buffer, isBinary: boolean): void => {
+      if (isBinary) return;
+      const reply = JSON.parse(data.toString()) as { id?: number };
+      if (reply.id !== id) return;
+      ws.off("message", onMessage);
+      resolve(reply);
+    };
+    ws.on("message", onMessage);
+    ws.send(JSON.stringify({ id, action, ...params }));
+  });
+}
 
-/** The core rows: round trip, job start, streaming throughput, memory. */
+/**
+ * Reads one stream on a plain socket until `done(bytes, frame)` says so, counting output bytes:
+ * binary frames carry a 4-byte header length and the header before the bytes (the raw floor sends
+ * bare bytes: its header length is taken as absent); text frames are parsed, as any JSON reader must.
+ * It ends on `done` or `endsOn`, or with `stopAtExpect` once the bytes expected are in (a live job).
+ */
+function readStream(
+  ws: WebSocket,
+  start: () => void,
+  expect: number,
+  endsOn: (event: { event?: string; ok?: boolean; job?: string }) => boolean,
+  headed: boolean,
+  stopAtExpect = false,
+): Promise<void> {
+  let got = 0;
+  return new Promise<void>((resolve, reject) => {
+    const finish = (err?: Error): void => {
+      ws.off("message", onMessage);
+      if (err) reject(err);
+      else if (got !== expect) reject(new Error(`stream delivered ${got} of ${expect} bytes (headed: ${headed})`));
+      else resolve();
+    };
+    const onMessage = (data: Buffer, isBinary: boolean): void => {
+      if (isBinary) {
+        got += headed ? data.length - 4 - data.readUInt32BE(0) : data.length;
+        if (stopAtExpect && got >= expect) finish(); // a live job: its follower goes on
+        return;
+      }
+      const text = data.toString();
+      if (text === "done") return finish();
+      const event = JSON.parse(text) as { event?: string; ok?: boolean; job?: string; data?: string; error?: unknown };
+      if (event.ok === false) return finish(new Error(`follow refused: ${JSON.stringify(event.error)}`));
+      if (event.event === "job.output") got += event.data!.length; // ASCII here: characters are bytes
+      if (endsOn(event) || (stopAtExpect && got >= expect)) finish();
+    };
+    ws.on("message", onMessage);
+    start();
+  });
+}
+
+/** The default output cap is 64 MiB: a 48 MiB job is kept whole, as users run it. */
+const STREAM_MIB = 48;
+const STREAM_BYTES = STREAM_MIB * 1024 * 1024;
+const FOLLOW_PAIRS = 60;
+const MAKE_OUTPUT = `head -c ${STREAM_BYTES} /dev/zero | tr '\\0' 'a'`;
+
+/** The core rows: round trip, job start, follow throughput against the raw floors, memory. */
 export async function coreBenchmarks(): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
   const raw = await startRawServer();
-  // The cap must hold the whole stream, or the follower would (correctly) see head + tail only.
-  const daemon = await startBenchDaemon({}, ["--output-cap", String(2 * STREAM_BYTES)]);
+  const daemon = await startBenchDaemon(); // the default output cap
   try {
-    // 1. state.info round trip vs an echo of a frame of the same size; the echo is parsed as JSON
-    //    too, since our client parses every reply and any real client must.
-    const infoReply = JSON.stringify(await daemon.client.request("state.info"));
-    const echoWs = await openRaw(raw.url);
-    const echo = (): Promise<void> =>
-      new Promise((resolve) => {
-        echoWs.once("message", (data) => {
-          JSON.parse(data.toString());
-          resolve();
-        });
-        echoWs.send(infoReply);
-      });
-    const [infoRtt, rawRtt] = await timePairs(3000, 300, () => daemon.client.request("state.info"), echo);
-    rows.push(row("state.info round trip vs raw ws echo", infoRtt, rawRtt, "ms", "<= 1.3x", (r) => r <= 1.3));
+    const rawWs = await openPlain(raw.url);
+    const ours = await openPlain(daemon.url, daemon.token);
 
-    // 2. A job running `true`, start to exit (one request with wait) vs a bare spawn.
-    const [job, bare] = await timePairs(
-      600,
-      50,
-      () => daemon.client.request("shell", { command: ["true"], wait: 10_000 }),
-      () => new Promise((resolve) => spawn("true").once("exit", resolve)),
-    );
-    rows.push(row("shell job `true` start→exit vs child_process.spawn", job, bare, "ms", "<= 1.3x", (r) => r <= 1.3));
-
-    // 3. 256 MiB of finished job output to one follower vs the same bytes over a raw ws stream.
-    const { job: big } = await daemon.client.request("shell", {
-      command: `head -c ${STREAM_BYTES} /dev/zero | tr '\\0' 'a'`,
-      wait: 120_000,
-    });
-    const rawMs = await timeMedian(3, 1, async () => {
-      let got = 0;
-      await new Promise<void>((resolve) => {
-        const onMessage = (data: Buffer, isBinary: boolean): void => {
-          if (isBinary) got += data.length;
-          else if (data.toString() === "done") {
-            echoWs.off("message", onMessage);
-            resolve();
-          }
-        };
-        echoWs.on("message", onMessage);
-        echoWs.send(`stream:${STREAM_BYTES}`);
-      });
-      if (got !== STREAM_BYTES) throw new Error(`raw stream delivered ${got} bytes`);
-    });
-    const follow = (binary: boolean) =>
-      timeMedian(3, 1, async () => {
-        let got = 0;
-        // The client library's follow (a connection of its own, as every follower of it has).
-        for await (const event of daemon.client.job(big.id).follow({ binary })) {
-          if (event.event === "job.output") got += event.bytes.length;
-        }
-        if (got !== STREAM_BYTES) throw new Error(`follower got ${got} bytes`);
-      });
-    const mibps = (ms: number): number => STREAM_BYTES / 1024 / 1024 / (ms / 1000);
-    const binaryMs = await follow(true);
-    const jsonMs = await follow(false);
-    const ratioOf = (ms: number): number => mibps(ms) / mibps(rawMs);
+    // 1. state.info round trip; the floor parses the request and replies with the daemon's reply
+    //    object. The same plain client on both sides parses every reply.
+    const { id: _id, ...infoReply } = (await plainRequest(ours, "state.info")) as { id: number };
+    rawWs.send(`reply:${JSON.stringify(infoReply)}`);
     rows.push(
-      row(
-        "256 MiB job output to a follower, binary frames, vs raw ws stream",
-        mibps(binaryMs),
-        mibps(rawMs),
-        "MiB/s",
-        ">= 0.8x",
-        (r) => r >= 0.8,
-        ratioOf(binaryMs),
+      pairRow(
+        "state.info round trip vs a raw ws server (own process) parsing the request and replying the same object",
+        await samplePairs(
+          3000,
+          300,
+          () => plainRequest(ours, "state.info"),
+          () => plainRequest(rawWs, "state.info"),
+        ),
+        "≤ 1.3×",
+        (r) => r <= 1.3,
+      ),
+    );
+
+    // 2. A job running `true`, start to exit (one request with wait, through the client library)
+    //    vs a bare spawn from this process.
+    rows.push(
+      pairRow(
+        'shell ["true"] with wait, start→exit (client library) vs child_process.spawn("true")',
+        await samplePairs(
+          400,
+          40,
+          () => daemon.client.request("shell", { command: ["true"], wait: 10_000 }),
+          () => new Promise((resolve) => spawn("true").once("exit", () => resolve(undefined))),
+        ),
+        "≤ 1.3×",
+        (r) => r <= 1.3,
+      ),
+    );
+
+    // 3. A finished 48 MiB job followed by a plain ws client vs the raw floor pumping 1 MiB frames
+    //    (binary) or 64 KiB JSON job.output events, read by the same plain client.
+    const { job: big } = await daemon.client.request("shell", { command: MAKE_OUTPUT, wait: 120_000 });
+    const rawStream = (kind: string) => () =>
+      readStream(
+        rawWs,
+        () => rawWs.send(`${kind}:${STREAM_BYTES}`),
+        STREAM_BYTES,
+        () => false,
+        false,
+      );
+    const follow =
+      (job: string, binary: boolean, live = false) =>
+      async (): Promise<number> => {
+        const t = performance.now();
+        await readStream(
+          ours,
+          () => ours.send(JSON.stringify({ id: nextId++, action: "jobs.follow", job, binary })),
+          STREAM_BYTES,
+          (e) => e.event === "job.exit" && e.job === job,
+          binary,
+          live,
+        );
+        const ms = performance.now() - t;
+        if (live) await plainRequest(ours, "jobs.unfollow", { job }); // the follower of a live job goes on
+        return ms;
+      };
+    const followRow = (name: string, samples: { a: number[]; b: number[] }): BenchRow =>
+      pairRow(name, samples, "≥ 0.8×", (r) => r >= 0.8, STREAM_MIB);
+    rows.push(
+      followRow(
+        `binary jobs.follow, finished ${STREAM_MIB} MiB job (default cap) vs raw ws 1 MiB frames`,
+        await samplePairs(FOLLOW_PAIRS, 2, follow(big.id, true), rawStream("binary")),
       ),
     );
     rows.push(
-      row(
-        "256 MiB job output to a follower, JSON events, vs raw ws stream",
-        mibps(jsonMs),
-        mibps(rawMs),
-        "MiB/s",
-        "(informational)",
-        () => true,
-        ratioOf(jsonMs),
+      followRow(
+        `JSON jobs.follow, finished ${STREAM_MIB} MiB job (default cap) vs raw ws 64 KiB JSON job.output`,
+        await samplePairs(FOLLOW_PAIRS, 2, follow(big.id, false), rawStream("json")),
       ),
     );
-    // 4. Health check latency while a job floods its output to a follower (OpenHands' budget: p95 <= 50 ms).
-    //    The health checks share the flooded connection, as a client that follows and asks at once would.
-    const flood = await daemon.client.request("shell", { command: "yes 'flooding the log' | head -c 1073741824" });
-    const flooded = await daemon.client.openConnection();
-    const floodDone = new Promise<void>((resolve) => {
-      const off = flooded.onEvent((event) => {
-        if (event.job === flood.job.id && event.event === "job.exit") {
-          off();
-          resolve();
-        }
-      });
-    });
-    await flooded.request("jobs.follow", { job: flood.job.id, binary: true });
-    const busy: number[] = [];
-    for (let i = 0; i < 300; i++) {
-      const t = performance.now();
-      await flooded.request("state.info", {});
-      busy.push(performance.now() - t);
-    }
-    await daemon.client.request("jobs.cancel", { job: flood.job.id, graceMs: 0 });
-    await floodDone;
-    await flooded.close();
-    const p95 = busy.sort((a, b) => a - b)[Math.floor(busy.length * 0.95)]!;
-    rows.push(row("state.info p95 while a job floods a follower vs idle median", p95, infoRtt, "ms", "p95 <= 50 ms", () => p95 <= 50));
-    echoWs.close();
+
+    // 4. The same for a job still running (its output written, the job asleep): the follower then
+    //    waits for live bytes after the log's end instead of ending with job.exit.
+    const { job: live } = await daemon.client.request("shell", { command: `${MAKE_OUTPUT}; exec sleep 600` });
+    await follow(live.id, true, true)(); // returns once all 48 MiB are in the log
+    rows.push(
+      followRow(
+        `binary jobs.follow, running job (${STREAM_MIB} MiB so far) vs raw ws 1 MiB frames`,
+        await samplePairs(FOLLOW_PAIRS, 1, follow(live.id, true, true), rawStream("binary")),
+      ),
+    );
+    await daemon.client.request("jobs.cancel", { job: live.id, graceMs: 0 });
+
+    // 5. The client library's follow (what CLI and agents use) against the same floor.
+    rows.push(
+      followRow(
+        `client library job.follow() (binary), finished ${STREAM_MIB} MiB job vs raw ws 1 MiB frames`,
+        await samplePairs(
+          FOLLOW_PAIRS,
+          1,
+          async () => {
+            let got = 0;
+            for await (const event of daemon.client.job(big.id).follow()) if (event.event === "job.output") got += event.bytes.length;
+            if (got !== STREAM_BYTES) throw new Error(`follower got ${got} bytes`);
+          },
+          rawStream("binary"),
+        ),
+      ),
+    );
+    rows.push(await healthUnderFlood(daemon, rows[0]!.value));
+    rawWs.close();
+    ours.close();
   } finally {
     await daemon.stop();
     raw.stop();
@@ -159,7 +207,38 @@ export async function coreBenchmarks(): Promise<BenchRow[]> {
   return rows;
 }
 
-/** Daemon RSS idle, after 1000 finished jobs, and while a follower that never reads is attached. */
+/**
+ * state.info p95 while a job floods its output to a follower (OpenHands' budget: p95 ≤ 50 ms); the
+ * health checks share the flooded connection, as a client that follows and asks at once would.
+ */
+async function healthUnderFlood(daemon: BenchDaemon, idleMs: number): Promise<BenchRow> {
+  const flood = await daemon.client.request("shell", { command: "yes 'flooding the log' | head -c 1073741824" });
+  const flooded = await daemon.client.openConnection();
+  const floodDone = new Promise<void>((resolve) => {
+    const off = flooded.onEvent((event) => {
+      if (event.job === flood.job.id && event.event === "job.exit") {
+        off();
+        resolve();
+      }
+    });
+  });
+  await flooded.request("jobs.follow", { job: flood.job.id, binary: true });
+  const busy: number[] = [];
+  for (let i = 0; i < 300; i++) {
+    const t = performance.now();
+    await flooded.request("state.info", {});
+    busy.push(performance.now() - t);
+  }
+  await daemon.client.request("jobs.cancel", { job: flood.job.id, graceMs: 0 });
+  await floodDone;
+  await flooded.close();
+  const p95 = quantile(busy, 0.95);
+  return row("state.info p95 while a job floods a follower vs idle median", p95, idleMs, "ms", "p95 ≤ 50 ms", () => p95 <= 50);
+}
+
+const MB = 1024 * 1024;
+
+/** Daemon RSS idle, after 1000 finished jobs, while 1 GiB streams to a reader that never reads, and under a pipelining client. */
 async function memoryRows(): Promise<BenchRow[]> {
   const daemon = await startBenchDaemon();
   try {
@@ -170,59 +249,56 @@ async function memoryRows(): Promise<BenchRow[]> {
         samples.push(daemon.rssBytes());
         await new Promise((r) => setTimeout(r, 100));
       }
-      return samples.sort((a, b) => a - b)[2]!;
+      return median(samples);
     };
     const idle = await settle();
-    for (let i = 0; i < 1000; i += 50) {
-      await Promise.all(Array.from({ length: 50 }, () => daemon.client.request("shell", { command: ["true"], wait: 30_000 })));
-    }
-    const afterJobs = await settle();
-    const pipelined = await peakUnderPipeliningClient(daemon);
+    const rss = (name: string, value: number, goal: string, met: boolean): BenchRow => ({
+      name,
+      value: value / MB,
+      baseline: idle / MB,
+      ratio: value / idle,
+      unit: "MB",
+      goal,
+      met,
+    });
+    const rows = [rss("daemon RSS idle (baseline: itself)", idle, "≤ 80 MB", idle <= 80 * MB)];
 
-    // A follower whose socket is paused: the daemon must not buffer the job's output for it.
-    const slow = await daemon.client.openConnection();
-    const { job } = await daemon.client.request("shell", { command: `head -c ${512 * 1024 * 1024} /dev/zero | tr '\\0' 'b'` });
-    await slow.request("jobs.follow", { job: job.id });
-    slow.pause();
-    let peak = 0;
+    // A follower whose socket never reads: the daemon must not buffer the job's output for it.
+    const stalled = await openPlain(daemon.url, daemon.token);
+    (stalled as unknown as { _socket: { pause(): void } })._socket.pause();
+    const { job } = await daemon.client.request("shell", { command: `head -c ${1024 * MB} /dev/zero | tr '\\0' 'b'` });
+    stalled.send(JSON.stringify({ id: 1, action: "jobs.follow", job: job.id, binary: true }));
+    let low = Infinity;
+    let high = 0;
     for (;;) {
-      peak = Math.max(peak, daemon.rssBytes());
+      const now = daemon.rssBytes();
+      low = Math.min(low, now);
+      high = Math.max(high, now);
       const status = await daemon.client.request("jobs.status", { job: job.id });
       if (status.state !== "running") break;
       await new Promise((r) => setTimeout(r, 50));
     }
-    (slow.socket as WebSocket).terminate();
-    const MB = 1024 * 1024;
-    const flat = (v: number): boolean => v - idle <= 20 * MB;
-    return [
-      {
-        name: "daemon RSS after 1000 finished jobs vs idle",
-        value: afterJobs / MB,
-        baseline: idle / MB,
-        ratio: afterJobs / idle,
-        unit: "MB",
-        goal: "within +20 MB",
-        met: flat(afterJobs),
-      },
-      {
-        name: "daemon RSS streaming 512 MiB to a stalled follower vs idle",
-        value: peak / MB,
-        baseline: idle / MB,
-        ratio: peak / idle,
-        unit: "MB",
-        goal: "within +20 MB",
-        met: flat(peak),
-      },
-      {
-        name: `daemon RSS under a non-reading client pipelining ${PIPELINED_REQUESTS} jobs.output (1 MiB) vs idle`,
-        value: pipelined / MB,
-        baseline: idle / MB,
-        ratio: pipelined / idle,
-        unit: "MB",
-        goal: "within +50 MiB",
-        met: pipelined - idle <= 50 * MB,
-      },
-    ];
+    stalled.terminate();
+    const flat = (v: number): boolean => Math.abs(v - idle) <= 20 * MB;
+    rows.push(
+      rss("daemon RSS peak streaming 1 GiB to a follower that never reads vs idle", high, "within ±20 MB", flat(high) && flat(low)),
+    );
+
+    for (let i = 0; i < 1000; i += 50) {
+      await Promise.all(Array.from({ length: 50 }, () => daemon.client.request("shell", { command: ["true"], wait: 30_000 })));
+    }
+    const afterJobs = await settle();
+    rows.push(rss("daemon RSS after 1000 finished jobs vs idle", afterJobs, "within +20 MB", afterJobs - idle <= 20 * MB));
+    const pipelined = await peakUnderPipeliningClient(daemon);
+    rows.push(
+      rss(
+        `daemon RSS under a non-reading client pipelining ${PIPELINED_REQUESTS} jobs.output (1 MiB) vs idle`,
+        pipelined,
+        "within +50 MiB",
+        pipelined - idle <= 50 * MB,
+      ),
+    );
+    return rows;
   } finally {
     await daemon.stop();
   }

@@ -1,3 +1,4 @@
+import os from "node:os";
 import type { BenchRow } from "./common.js";
 import { coreBenchmarks } from "./core.js";
 import { filesBenchmarks } from "./files.js";
@@ -26,14 +27,20 @@ async function main(): Promise<void> {
   }
   const fmt = (n: number): string => (Math.abs(n) >= 100 ? n.toFixed(0) : n.toFixed(3));
   const lines = [
-    "| benchmark | value | baseline | unit | ratio | goal | met |",
-    "|---|---:|---:|---|---:|---|---|",
+    "| benchmark | value | baseline | unit | ratio (median) | spread p25–p75 (pairs) | goal | met |",
+    "|---|---:|---:|---|---:|---|---|---|",
     ...rows.map(
       (r) =>
-        `| ${r.name} | ${fmt(r.value)} | ${fmt(r.baseline)} | ${r.unit} | ${r.ratio.toFixed(2)}x | ${r.goal} | ${r.met ? "yes" : "NO"} |`,
+        `| ${r.name} | ${fmt(r.value)} | ${fmt(r.baseline)} | ${r.unit} | ${r.ratio.toFixed(2)}x | ${r.spread ? `${r.spread[0].toFixed(2)}–${r.spread[1].toFixed(2)}x (${r.pairs})` : ""} | ${r.goal} | ${r.met ? "yes" : "NO"} |`,
     ),
   ];
   process.stdout.write(`${lines.join("\n")}\n`);
+  process.stdout.write(
+    `load: ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")} on ${os.availableParallelism()} cores\n`,
+  );
 }
 
 void main();

@@ -104,6 +104,26 @@ describe("following output", () => {
     expect(b).toMatchObject({ data: "é", encoding: "utf8", next: 3 });
   });
 
+  it("JSON events carry quotes, backslashes, every control byte and multi-byte text exactly, in frames of at most 64 KiB", async () => {
+    // Every byte JSON escapes, text of 1..4-byte characters, and plain text (so that the frame is
+    // escaped from bytes, not by the fallback for text that more than doubles), past one 64 KiB frame.
+    const line = `${"plain text ".repeat(20)}${Array.from({ length: 32 }, (_, b) => `\\${b.toString(8).padStart(3, "0")}`).join("")}"\\\\ a\\177 é 漢字 😀\\n`;
+    const command = `for i in $(seq 1 2000); do printf '${line}'; done`;
+    const expected = execFileSync("bash", ["-c", command]);
+    const { job } = await t.client.ok("shell", { command, wait: 30_000 });
+    const viewer = await t.daemon.client();
+    await viewer.ok("jobs.follow", { job: job.id });
+    const exit = await viewer.waitForExit(job.id, 30_000);
+    const output = viewer.frames.filter((f) => f.event === "job.output" && f.job === job.id);
+    expect(output.length).toBeGreaterThan(1);
+    for (const f of output) expect(Buffer.from(f.data, "utf8").length).toBeLessThanOrEqual(64 * 1024);
+    expect(output.every((f) => f.encoding === "utf8")).toBe(true);
+    const got = contiguous(viewer.frames, job.id, 0);
+    expect(got.next).toBe(exit.next);
+    expect(got.bytes.equals(expected)).toBe(true);
+    await viewer.close();
+  });
+
   it("unfollow stops the events", async () => {
     const { job } = await t.client.ok("shell", { command: "echo a; read x; echo b", stdin: true });
     const viewer = await t.daemon.client();

@@ -21,6 +21,11 @@ describe("persistence across restarts", () => {
     // The process group is in the journal before the reply that shows it.
     const journal = join(first.dirs.state, "jobs", "journal.jsonl");
     expect(readFileSync(journal, "utf8")).toMatch(new RegExp(`"id":"${running.id}"[^\n]*"pid":${running.pid}`));
+    // ...in the job's one start record, written after the spawn: no journal write delays the spawn.
+    const startLines = readFileSync(journal, "utf8")
+      .split("\n")
+      .filter((line) => line.includes(`"id":"${running.id}"`));
+    expect(startLines).toHaveLength(1);
     await first.kill();
     expect(sleepers()).not.toBe(""); // the crash left the job's process running
 

@@ -1,7 +1,9 @@
+import { isUtf8 } from "node:buffer";
 import type { OutputStream } from "../../protocol/common.js";
 import type { WireError } from "../../protocol/errors.js";
 import type { JobExitEvent, JobOutputEvent, ServerEvent } from "../../protocol/events.js";
 import type { Job } from "./job.js";
+import { writeJsonStringBody } from "../util/json-bytes.js";
 import { completeUtf8Length, encodeBytes } from "./utf8.js";
 
 /** Where a follower's frames go: a connection that says when it can take more. */
@@ -9,6 +11,8 @@ export interface FollowSink {
   send(frame: ServerEvent): void;
   /** A ready binary frame (see binaryFrame); `sent` runs once the socket has taken it. */
   sendBinary(frame: Buffer, sent?: () => void): void;
+  /** A ready text frame (JSON as UTF-8); `sent` runs once the socket has taken it. */
+  sendText(frame: Buffer, sent?: () => void): void;
   /** False while the connection's send buffer is above its high-water mark. */
   readonly writable: boolean;
   /** Calls back once the buffer has drained below its low-water mark. */
@@ -16,6 +20,14 @@ export interface FollowSink {
 }
 
 const READ_CHUNK = 1024 * 1024;
+/**
+ * JSON output events carry at most 64 KiB: their text is a V8 string (twice: decoded, then
+ * stringified), and strings above V8's regular object size (128 KiB) land in large-object space,
+ * where 1 MiB strings made full garbage collections take most of the follower's time.
+ */
+const JSON_CHUNK = 64 * 1024;
+/** What JSON pieces are read into: they are encoded (copied) at once, and a follower's pump is synchronous. */
+const jsonScratch = Buffer.allocUnsafeSlow(JSON_CHUNK);
 
 /** The JSON header of a binary job.output frame: the event without its inline data. */
 export type BinaryOutputHeader = Omit<JobOutputEvent, "data" | "encoding">;
@@ -46,6 +58,31 @@ export function binaryFrame(
     if (pooled && framePool.length < POOL_MAX) framePool.push(pooled);
   };
   return { frame: buffer.subarray(0, 4 + head.length + got), release };
+}
+
+const TEXT_FRAME_BYTES = 2 * JSON_CHUNK + 512;
+const TEXT_POOL_MAX = 32;
+const textPool: Buffer[] = [];
+const TEXT_TAIL = '","encoding":"utf8"}';
+
+/**
+ * A JSON `job.output` event for UTF-8 `data` of at most JSON_CHUNK bytes, escaped from bytes to
+ * bytes into a pooled buffer (at most 32 of 128.5 KiB) returned by `release` once sent; the same
+ * text JSON.stringify would make, with no V8 string of the data. Undefined when `data` is not
+ * valid UTF-8 or escapes to more than twice its size: the caller then takes the string path.
+ */
+export function textOutputFrame(header: object, data: Buffer): { frame: Buffer; release: () => void } | undefined {
+  if (data.length > JSON_CHUNK || !isUtf8(data)) return undefined;
+  const buffer = textPool.pop() ?? Buffer.allocUnsafeSlow(TEXT_FRAME_BYTES);
+  const release = (): void => {
+    if (textPool.length < TEXT_POOL_MAX) textPool.push(buffer);
+  };
+  const at = writeJsonStringBody(data, buffer, buffer.write(`${JSON.stringify(header).slice(0, -1)},"data":"`, 0));
+  if (at < 0 || at + TEXT_TAIL.length > buffer.length) {
+    release();
+    return undefined;
+  }
+  return { frame: buffer.subarray(0, at + buffer.write(TEXT_TAIL, at, "latin1")), release };
 }
 
 /**
@@ -163,8 +200,11 @@ export class Follower {
       this.sink.sendBinary(frame, release);
       return;
     }
-    const { data: text, encoding } = encodeBytes(data);
-    this.sink.send({ event: "job.output", job: this.job.id, stream, offset, data: text, encoding });
+    const header = { event: "job.output" as const, job: this.job.id, stream, offset };
+    const text = textOutputFrame(header, data);
+    if (text) return this.sink.sendText(text.frame, text.release);
+    const { data: encoded, encoding } = encodeBytes(data);
+    this.sink.send({ ...header, data: encoded, encoding });
   }
 
   /** Catches up from disk while the sink is writable; finishes with job.exit once the log is drained. */
@@ -210,7 +250,7 @@ export class Follower {
           if (!short) this.cursor = next;
           continue;
         }
-        const { pieces, next } = log.read(this.cursor, READ_CHUNK, this.only);
+        const { pieces, next } = log.read(this.cursor, JSON_CHUNK, this.only, jsonScratch);
         if (next === this.cursor) break;
         for (const piece of pieces) {
           let data = piece.data;

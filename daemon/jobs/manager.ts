@@ -150,15 +150,28 @@ export class JobManager extends EventEmitter {
     if (options.key !== undefined) this.keys.set(options.key, id);
     this.emit("activity");
     const runNow = this.running < this.maxRunning;
-    if (runNow) job.transition("running", { startedAt: record.createdAt });
-    this.store.save({ ...job.record });
-    // Relayed for jobs.watch: one subscription sees every job without a listener per job.
+    if (runNow) {
+      job.transition("running", { startedAt: record.createdAt });
+      this.announce(job);
+      // A process job spawns synchronously inside execute and its record (with the pid the next
+      // daemon needs to stop the group) is written right then: one journal write after the spawn
+      // instead of one before it and one after. Nobody hears of the job before this returns, and a
+      // crash between spawn and that write was already possible between spawn and the pid's write.
+      this.execute(job, options);
+      if (!this.store.has(id)) this.store.save({ ...job.record }); // a job that spawned nothing (yet)
+    } else {
+      this.store.save({ ...job.record });
+      this.announce(job);
+      this.queue.push({ job, options });
+    }
+    return job;
+  }
+
+  /** Tells jobs.watch about a new job, and relays its changes: one subscription sees every job without a listener per job. */
+  private announce(job: Job): void {
     job.on("state", () => this.emit("job.state", job));
     job.on("progress", () => this.emit("job.progress", job));
     this.emit("job.created", job);
-    if (runNow) this.execute(job, options);
-    else this.queue.push({ job, options });
-    return job;
   }
 
   get(id: string): Job {

@@ -279,18 +279,24 @@ export class OutputLog {
     return got;
   }
 
-  /** spans() with the bytes read; a short read ends the pieces there, and `next` follows the last byte read. */
-  read(from: number, limit: number, only?: OutputStream): { pieces: LogPiece[]; from: number; next: number } {
+  /**
+   * spans() with the bytes read; a short read ends the pieces there, and `next` follows the last byte
+   * read. With `scratch` (at least `limit` bytes) the pieces are views of it, valid until its next use:
+   * a reader that copies them at once spares an allocation per read.
+   */
+  read(from: number, limit: number, only?: OutputStream, scratch?: Buffer): { pieces: LogPiece[]; from: number; next: number } {
     const { spans, from: start, next } = this.spans(from, limit, only);
     const pieces: LogPiece[] = [];
     const lossesBefore = this.losses;
+    let used = 0;
     for (const span of spans) {
-      const data = Buffer.allocUnsafe(span.length);
+      const data =
+        scratch && scratch.length - used >= span.length ? scratch.subarray(used, (used += span.length)) : Buffer.allocUnsafe(span.length);
       const got = this.readInto(data, 0, span.offset, span.length);
       if (got > 0) pieces.push({ stream: span.stream, offset: span.offset, data: got === span.length ? data : data.subarray(0, got) });
       if (got < span.length) {
         // Nothing read because a segment vanished: the table no longer has it, so read on from the next kept byte.
-        if (pieces.length === 0 && this.losses > lossesBefore) return this.read(from, limit, only);
+        if (pieces.length === 0 && this.losses > lossesBefore) return this.read(from, limit, only, scratch);
         return { pieces, from: start, next: span.offset + got };
       }
     }

@@ -69,6 +69,11 @@ export class JobStore {
     return [...this.live.values()];
   }
 
+  /** Whether a record of this job has been saved (and not removed). */
+  has(id: string): boolean {
+    return this.live.has(id);
+  }
+
   /** Appends the job's current record. */
   save(record: JobRecord): void {
     this.live.set(record.id, record);

@@ -87,6 +87,11 @@ export class Connection implements FollowSink {
     this.track(text.length, (done) => this.ws.send(text, done));
   }
 
+  sendText(frame: Buffer, sent?: () => void): void {
+    if (this.ws.readyState !== this.ws.OPEN) return sent?.();
+    this.track(frame.length, (done) => this.ws.send(frame, { binary: false }, done), sent);
+  }
+
   sendBinary(frame: Buffer, sent?: () => void): void {
     if (this.ws.readyState !== this.ws.OPEN) return sent?.();
     this.track(frame.length, (done) => this.ws.send(frame, { binary: true }, done), sent);
