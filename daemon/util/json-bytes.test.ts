@@ -14,6 +14,13 @@ describe("writeJsonStringBody", () => {
     for (const src of [ascii, text, Buffer.alloc(0)]) expect(asJson(src)).toBe(JSON.stringify(src.toString("utf8")));
   });
 
+  it("copies the stretch before the first escape as it is, whatever it holds", () => {
+    const clean = Buffer.from(`${"é漢😀 plain text ".repeat(500)}`, "utf8");
+    const mixed = Buffer.concat([clean, Buffer.from('then "quotes"\n and \u0001 controls', "utf8")]);
+    for (const src of [clean, mixed]) expect(asJson(src)).toBe(JSON.stringify(src.toString("utf8")));
+    expect(asJson(clean, clean.length - 1)).toBeUndefined();
+  });
+
   it("says when the target is too small instead of writing past it", () => {
     expect(asJson(Buffer.from("abc"), 2)).toBeUndefined();
     expect(asJson(Buffer.from("a\n"), 2)).toBeUndefined();
