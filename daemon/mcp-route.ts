@@ -41,19 +41,28 @@ export function mcpRoute(options: McpRouteOptions): McpRoute {
       const verdict = checkUpgrade(req, options.tokens, options.allowedOrigins);
       if (!verdict.ok) return refuse(res, verdict.status, verdict.code, verdict.message);
       const token = req.headers.authorization!.slice("Bearer ".length).trim();
-      endpoint ??= import("../mcp/http.js").then(
-        (m) =>
-          new m.McpHttpEndpoint({
-            url: options.url(),
-            maxSessions: MAX_SESSIONS,
-            idleMs: SESSION_IDLE_MS,
-            maxBodyBytes: options.maxBodyBytes,
-          }),
-      );
+      endpoint ??= import("../mcp/http.js")
+        .then(
+          (m) =>
+            new m.McpHttpEndpoint({
+              url: options.url(),
+              maxSessions: MAX_SESSIONS,
+              idleMs: SESSION_IDLE_MS,
+              maxBodyBytes: options.maxBodyBytes,
+            }),
+        )
+        .catch((err: unknown) => {
+          endpoint = undefined; // the next request tries again
+          throw err;
+        });
       await (await endpoint).handle(req, res, { token, tokenId: verdict.tokenId });
     },
     async close() {
-      await (await endpoint)?.close();
+      // Never throws: shutdown must go on to the server, the jobs and daemon.json.
+      await endpoint?.then(
+        (e) => e.close(),
+        () => {},
+      );
     },
   };
 }

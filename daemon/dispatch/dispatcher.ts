@@ -38,8 +38,19 @@ export class Dispatcher {
     } catch (err) {
       reply = { ok: false, error: this.toWire(err, connection) };
     }
-    send(id === undefined ? reply : { id, ...reply });
-    for (const hook of hooks) hook();
+    try {
+      send(id === undefined ? reply : { id, ...reply });
+    } catch (err) {
+      // A result that cannot be serialised is our bug: the client still gets an answer to its id.
+      send({ ...(id === undefined ? {} : { id }), ok: false, error: this.toWire(err, connection) });
+    }
+    for (const hook of hooks) {
+      try {
+        hook();
+      } catch (err) {
+        this.services.log.error({ err, conn: connection.id }, "after-reply hook failed");
+      }
+    }
   }
 
   private parse(text: string): Record<string, unknown> {

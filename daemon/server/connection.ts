@@ -122,7 +122,8 @@ export class Connection implements FollowSink {
     } catch (err) {
       this.log.error({ err }, "connection callback failed; closing this connection");
       if (this.ws.readyState === this.ws.OPEN)
-        this.ws.close(CLOSE_INTERNAL, `internal error: ${String((err as Error)?.message ?? err).slice(0, 100)}`);
+        // ws refuses a close reason over 123 bytes (by throwing): the details are in the log.
+        this.ws.close(CLOSE_INTERNAL, "internal error");
     }
   }
 

@@ -95,6 +95,9 @@ export class HotlineServer {
       refuse(socket, 503, "limit_exceeded", message);
       return;
     }
+    // While a connection's requests are held unread (its budget) its pongs go unread too, so the
+    // heartbeat cannot judge it: TCP keep-alive finds a peer that vanished without a reset.
+    req.socket.setKeepAlive(true, options.heartbeatMs);
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       const id = `c${this.nextId++}`;
       const log = options.log.child({ conn: id });

@@ -47,3 +47,16 @@ describe("token expiry", () => {
     expect(tokens.invalidReason("primary", Number.MAX_SAFE_INTEGER)).toBeUndefined();
   });
 });
+
+describe("the number of live tokens", () => {
+  it("is bounded: past the cap create answers limit_exceeded, and an expired token makes room again", () => {
+    const dir = mkdtempSync(join(tmpdir(), "hotline-tokens-"));
+    dirs.push(dir);
+    const tokens = new TokenStore(dir, 3);
+    for (let i = 0; i < 3; i++) tokens.create("observe", TTL + i, undefined, T0);
+    expect(() => tokens.create("observe", TTL, undefined, T0)).toThrow(expect.objectContaining({ code: "limit_exceeded" }));
+    expect(tokens.list(T0)).toHaveLength(3);
+    tokens.create("observe", TTL, undefined, T0 + TTL); // the first one expired at T0 + TTL
+    expect(tokens.list(T0 + TTL)).toHaveLength(3);
+  });
+});

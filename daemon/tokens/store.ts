@@ -21,6 +21,11 @@ export type TokenCheck =
 export const PRIMARY_TOKEN_ID = "primary";
 /** Lifetime of an issued token when `tokens.create` names none. */
 export const DEFAULT_TOKEN_TTL_MS = 24 * 3600 * 1000;
+/**
+ * Live issued tokens at most: console.open needs only an observe token and issues one per call, and
+ * every issue rewrites the file, so without a bound a client could grow it (and each write) forever.
+ */
+export const MAX_LIVE_TOKENS = 1000;
 
 const sha256 = (text: string): Buffer => createHash("sha256").update(text).digest();
 
@@ -34,7 +39,10 @@ export class TokenStore {
   private readonly issuedPath: string;
   private readonly revokeListeners: Array<(id: string) => void> = [];
 
-  constructor(configDir: string) {
+  constructor(
+    configDir: string,
+    private readonly maxLive = MAX_LIVE_TOKENS,
+  ) {
     mkdirSync(configDir, { recursive: true, mode: 0o700 });
     const tokenPath = join(configDir, "token");
     if (!existsSync(tokenPath)) writeFileAtomicSync(tokenPath, `${randomBytes(32).toString("base64url")}\n`, { mode: 0o600, fsync: true });
@@ -85,7 +93,13 @@ export class TokenStore {
       expiresAt,
     };
     if (label !== undefined) record.label = label;
-    this.save([...this.live(now), record]);
+    const live = this.live(now);
+    if (live.length >= this.maxLive)
+      throw new ActionError(
+        "limit_exceeded",
+        `${live.length} issued tokens are live, the most the daemon keeps; revoke some (tokens.list, tokens.revoke) or wait for them to expire`,
+      );
+    this.save([...live, record]);
     return { token, id: record.id, expiresAt };
   }
 
@@ -102,10 +116,11 @@ export class TokenStore {
         `the ${PRIMARY_TOKEN_ID} token (the token file's) cannot be revoked; replace <config>/token and restart the daemon instead`,
         { path: "/tokenId" },
       );
-    const t = this.live(now).find((x) => x.id === id);
+    const live = this.live(now);
+    const t = live.find((x) => x.id === id);
     if (!t)
       throw new ActionError("not_found", `no live token ${id}; tokens.list shows the tokens that can be revoked`, { path: "/tokenId" });
-    this.save(this.live(now).filter((x) => x.id !== id));
+    this.save(live.filter((x) => x.id !== id));
     for (const listener of this.revokeListeners) listener(id);
     const { sha256: _hash, ...info } = t;
     return info;

@@ -18,12 +18,16 @@ export type PageFile = (typeof PAGE_FILES)[number];
 /** The built page files, read once each on first request (they are small and never change under a running daemon). */
 export class PageAssets {
   private readonly cache = new Map<PageFile, Promise<Buffer>>();
+  private allPresent = false;
 
   constructor(private readonly dir = WEB_DIR) {}
 
   /** Why the pages cannot be served (a build without them), or undefined when they can. */
   missing(): string | undefined {
+    // Asked on every terminal.open/console.open: once every file is there, it stays there.
+    if (this.allPresent) return undefined;
     const absent = PAGE_FILES.filter((f) => !existsSync(`${this.dir}${f}`));
+    this.allPresent = absent.length === 0;
     return absent.length ? `the browser pages are not built (${absent.join(", ")} missing in ${this.dir}); run npm run build` : undefined;
   }
 
