@@ -14,10 +14,6 @@ export default entry(filesWatch, async (params, { services, connection }) => {
     throw new ActionError("limit_exceeded", `at most ${MAX_WATCHES_PER_CONNECTION} watches per connection; files.unwatch one first`);
   }
   const watch = await Watch.start(policy, real, params.recursive === true, connection.sink);
-  if (session.watches.size >= MAX_WATCHES_PER_CONNECTION) {
-    watch.close(); // another watch of this connection started meanwhile and took the last place
-    throw new ActionError("limit_exceeded", `at most ${MAX_WATCHES_PER_CONNECTION} watches per connection; files.unwatch one first`);
-  }
-  session.watches.set(watch.id, watch);
+  session.adopt("watches", watch, MAX_WATCHES_PER_CONNECTION, (w) => w.close());
   return { watch: watch.id, path: real };
 });

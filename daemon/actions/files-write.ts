@@ -46,7 +46,7 @@ export default entry(filesWrite, async (params, { services, connection }) => {
   }
   checkBudget(session.uploads.values(), data.length);
   const upload = await Upload.start(params.path, real, options, (u) => session.uploads.delete(u.id));
-  session.uploads.set(upload.id, upload);
+  session.adopt("uploads", upload, MAX_UPLOADS_PER_CONNECTION, (u) => void u.abandon().catch(() => undefined));
   await upload.chunk(0, data, false);
   return { path: real, done: false, received: upload.received, upload: upload.id };
 });

@@ -1,7 +1,7 @@
-import { randomBytes } from "node:crypto";
 import { constants } from "node:fs";
 import { lstat, mkdir, open, rename, rm, stat, type FileHandle } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
+import { dirname } from "node:path";
+import { tempSibling } from "../runners/temp-name.js";
 import { ActionError } from "../../protocol/errors.js";
 import { openRegularFile } from "../util/regular-file.js";
 import { fsError, isMissing } from "./errors.js";
@@ -41,7 +41,7 @@ export function parseMode(text: string | undefined): number | undefined {
 export async function openTemp(target: string, parents = false): Promise<{ temp: string; handle: FileHandle }> {
   const dir = dirname(target);
   if (parents) await mkdir(dir, { recursive: true }).catch((err: unknown) => Promise.reject(fsError(err, dir)));
-  const temp = join(dir, `.${basename(target).slice(0, 100)}.hotline-${randomBytes(6).toString("hex")}.tmp`);
+  const temp = tempSibling(target, "hotline.tmp"); // cut to NAME_MAX in bytes, whatever the script
   try {
     const handle = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
     return { temp, handle };

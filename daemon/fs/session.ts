@@ -1,3 +1,4 @@
+import { ActionError } from "../../protocol/errors.js";
 import type { Upload } from "./uploads.js";
 
 /** Anything a connection holds open that must end with it. */
@@ -12,9 +13,25 @@ export interface Closable {
 export class FileSession {
   readonly uploads = new Map<string, Upload>();
   readonly watches = new Map<string, Closable>();
+  private closed = false;
+
+  /**
+   * Keeps an upload or watch that finished starting, or ends it at once: starting awaits, and
+   * meanwhile the connection may have closed, or pipelined requests may have taken the last place.
+   */
+  adopt<T extends { id: string }>(kind: "uploads" | "watches", item: T, max: number, end: (item: T) => void): void {
+    const held = this[kind] as Map<string, unknown>;
+    if (this.closed || held.size >= max) {
+      end(item);
+      if (this.closed) throw new ActionError("unavailable", "the connection closed while this was starting");
+      throw new ActionError("limit_exceeded", `at most ${max} ${kind} may be open per connection; finish or stop one first`);
+    }
+    held.set(item.id, item);
+  }
 
   close(): void {
-    for (const upload of [...this.uploads.values()]) void upload.abandon();
+    this.closed = true;
+    for (const upload of [...this.uploads.values()]) void upload.abandon().catch(() => undefined);
     for (const watch of [...this.watches.values()]) watch.close();
     this.uploads.clear();
     this.watches.clear();

@@ -33,7 +33,7 @@ export class Upload {
     private readonly options: PublishOptions,
     private readonly onEnd: (upload: Upload) => void,
   ) {
-    this.timer = setTimeout(() => void this.abandon(), UPLOAD_IDLE_MS);
+    this.timer = setTimeout(() => void this.abandon().catch(() => undefined), UPLOAD_IDLE_MS);
     this.timer.unref();
   }
 
@@ -67,18 +67,21 @@ export class Upload {
     try {
       await this.handle.write(data, 0, data.length, offset);
     } catch (err) {
-      await this.abandon();
+      // Inside the queue: abandon() would wait on this very chunk.
+      this.end();
+      await this.discard();
       throw err;
     }
     this.hash.update(data);
     this.received += data.length;
     if (!final) return undefined;
-    this.closed = true;
-    clearTimeout(this.timer);
-    this.onEnd(this);
+    this.end();
     try {
-      await this.handle.datasync();
-      await this.handle.close();
+      try {
+        await this.handle.datasync();
+      } finally {
+        await this.handle.close();
+      }
       return await publish(this.temp, this.target, this.hash.digest("hex"), this.options);
     } catch (err) {
       await rm(this.temp, { force: true });
@@ -89,10 +92,19 @@ export class Upload {
   /** Drops the upload and its temporary file (connection closed, idle timeout, failed chunk). */
   async abandon(): Promise<void> {
     if (this.closed) return;
+    this.end();
+    await this.queue;
+    await this.discard();
+  }
+
+  /** No more chunks: the timer stops and the session forgets the upload. */
+  private end(): void {
     this.closed = true;
     clearTimeout(this.timer);
     this.onEnd(this);
-    await this.queue;
+  }
+
+  private async discard(): Promise<void> {
     await this.handle.close().catch(() => undefined);
     await rm(this.temp, { force: true });
   }
