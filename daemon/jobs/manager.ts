@@ -397,6 +397,7 @@ export class JobManager extends EventEmitter {
     this.jobs.delete(job.id);
     if (job.record.key && this.keys.get(job.record.key) === job.id) this.keys.delete(job.record.key);
     job.emit("evicted"); // followers still behind end now, before the files go
+    this.emit("job.evicted", job); // and watchers forget it
     job.removeAllListeners();
     job.log?.releaseReaders();
     this.store.remove(job.id);

@@ -19,6 +19,8 @@ export class JobWatcher {
   private held = true;
   private readonly onCreated = (job: Job): void => this.note(job, "created");
   private readonly onState = (job: Job): void => this.note(job, "state");
+  // A deleted job's news is moot; held, it would keep the whole job (and its log index) alive.
+  private readonly onEvicted = (job: Job): void => void this.pending.delete(job);
   private readonly onProgress = (job: Job): void => {
     const progress = job.record.progress; // set before a job emits "progress"
     if (progress && !this.held && this.pending.size === 0 && this.sink.writable)
@@ -35,6 +37,7 @@ export class JobWatcher {
     this.jobs.on("job.created", this.onCreated);
     this.jobs.on("job.state", this.onState);
     this.jobs.on("job.progress", this.onProgress);
+    this.jobs.on("job.evicted", this.onEvicted);
   }
 
   /** Sends what was noted while held, then news as it happens. */
@@ -49,6 +52,7 @@ export class JobWatcher {
     this.jobs.off("job.created", this.onCreated);
     this.jobs.off("job.state", this.onState);
     this.jobs.off("job.progress", this.onProgress);
+    this.jobs.off("job.evicted", this.onEvicted);
     this.pending.clear();
   }
 

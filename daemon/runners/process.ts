@@ -48,7 +48,7 @@ function describeSpawnError(file: string, err: NodeJS.ErrnoException): string {
 }
 
 /** A job whose process never started: nothing to control, and its end is already known. */
-function notStarted(file: string, err: NodeJS.ErrnoException): { control: ProcessControl; done: Promise<ProcessExit> } {
+export function notStarted(file: string, err: NodeJS.ErrnoException): { control: ProcessControl; done: Promise<ProcessExit> } {
   return {
     control: { input: async () => -1, kill: () => {} },
     done: Promise.resolve({ spawnError: describeSpawnError(file, err), spawnErrno: err.code }),

@@ -2,7 +2,7 @@ import { closeSync, constants as fsConstants, openSync, write } from "node:fs";
 import { constants } from "node:os";
 import { spawn } from "node-pty";
 import type { RunContext } from "./context.js";
-import type { ProcessControl, ProcessExit, ProcessSpec } from "./process.js";
+import { notStarted, type ProcessControl, type ProcessExit, type ProcessSpec } from "./process.js";
 import { InputQueue, type WritePiece } from "../util/input-queue.js";
 import { reapMarked, signalGroup, terminateGroup } from "../process/index.js";
 
@@ -82,7 +82,7 @@ export function startPty(
       encoding: null,
     } as Parameters<typeof spawn>[2]);
   } catch (err) {
-    return { control: { input: async () => -1, kill: () => {} }, done: Promise.resolve({ spawnError: (err as Error).message }) };
+    return notStarted(file!, err as NodeJS.ErrnoException);
   }
   const slave = holdSlave(term);
   term.onData((data: string | Buffer) => ctx.output("pty", typeof data === "string" ? Buffer.from(data) : data));

@@ -17,6 +17,11 @@ export class InputQueue {
   private waiting = 0;
   private tail: Promise<void> = Promise.resolve();
   private closed = false;
+  /**
+   * A piece a timed-out request left with the job's pipe or terminal: it cannot be taken back, so
+   * it stays counted in `waiting` until the job takes it, and the next piece waits for it.
+   */
+  private stuck: Promise<void> | undefined;
 
   constructor(
     private readonly jobId: string,
@@ -53,11 +58,29 @@ export class InputQueue {
 
   private async deliver(data: Buffer, eof: boolean, deadline: number): Promise<number> {
     let written = 0;
+    let leftInFlight = 0;
     try {
       while (written < data.length) {
-        const piece = data.subarray(written, written + PIECE_BYTES);
-        const left = deadline - Date.now();
-        if (left <= 0 || !(await this.withDeadline(this.writePiece(piece), left))) {
+        // A copy: a piece left in flight must not keep the whole request's buffer alive.
+        const piece = Buffer.from(data.subarray(written, written + PIECE_BYTES));
+        let left = deadline - Date.now();
+        const earlierTaken = !this.stuck || (left > 0 && (await this.withDeadline(this.stuck, left)));
+        left = deadline - Date.now();
+        let taken = false;
+        if (earlierTaken && left > 0) {
+          const writing = this.writePiece(piece);
+          taken = await this.withDeadline(writing, left);
+          if (!taken) {
+            leftInFlight = piece.length;
+            this.stuck = writing
+              .catch(() => undefined)
+              .finally(() => {
+                this.waiting -= piece.length;
+                this.stuck = undefined;
+              });
+          }
+        }
+        if (!taken) {
           throw new ActionError(
             "conflict",
             `job ${this.jobId} is not reading its input: it took ${written} of ${data.length} bytes in time; the rest was not written (up to ${PIECE_BYTES / 1024} KiB of it may still reach the job)${eof ? " and its input stays open" : ""}`,
@@ -80,7 +103,7 @@ export class InputQueue {
         },
       );
     } finally {
-      this.waiting -= data.length - written;
+      this.waiting -= data.length - written - leftInFlight;
       if (eof && written < data.length) this.closed = false;
     }
   }
