@@ -128,9 +128,14 @@ export async function runDaemon(argv: string[]): Promise<void> {
       log.error({ deadlineMs: SHUTDOWN_DEADLINE_MS }, "shutdown deadline passed; exiting now");
       process.exit(1);
     }, SHUTDOWN_DEADLINE_MS);
-    await mcp.close();
-    await server.close();
-    await jobs.shutdown();
+    // Each step on its own: one that fails must not keep the next (jobs, daemon.json) from running.
+    for (const [what, step] of [
+      ["mcp", () => mcp.close()],
+      ["server", () => server.close()],
+      ["jobs", () => jobs.shutdown()],
+    ] as const) {
+      await step().catch((err: unknown) => log.error({ err, step: what }, "shutdown step failed"));
+    }
     rmSync(daemonFile, { force: true });
     log.info("stopped");
     // The sink answers at once when stderr is gone; the exit hook writes the rest with bounded retries.
