@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { HotlineClient } from "../client/index.js";
+import { DAEMON_NODE_FLAGS } from "../daemon/node-flags.js";
 
 /** One row of the benchmark table: a measured value against a baseline measured in the same run. */
 export interface BenchRow {
@@ -14,7 +15,8 @@ export interface BenchRow {
   ratio: number;
   unit: string;
   goal: string;
-  met: boolean;
+  /** Undefined for a row reported without a goal. */
+  met: boolean | undefined;
   /** For interleaved pairs: the 25th and 75th percentile of the per-pair ratios (the spread). */
   spread?: [number, number];
   /** How many interleaved pairs the medians come from. */
@@ -71,7 +73,7 @@ export function pairRow(
   name: string,
   samples: { a: number[]; b: number[] },
   goal: string,
-  met: (ratio: number) => boolean,
+  met: (ratio: number) => boolean | undefined,
   throughputMiB?: number,
 ): BenchRow {
   const ratios = samples.a.map((ours, i) => (throughputMiB ? samples.b[i]! / ours : ours / samples.b[i]!));
@@ -158,7 +160,7 @@ export async function startBenchDaemon(
   };
   const proc = spawn(
     process.execPath,
-    ["--max-semi-space-size=1", ...nodeArgs, join(ROOT, "dist/daemon/main.js"), "--port", "0", "--log-level", "info", ...args],
+    [...DAEMON_NODE_FLAGS, ...nodeArgs, join(ROOT, "dist/daemon/main.js"), "--port", "0", "--log-level", "info", ...args],
     { env, stdio: ["ignore", "ignore", "pipe"] },
   );
   const url = await new Promise<string>((resolve, reject) => {

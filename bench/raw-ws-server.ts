@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { WebSocketServer, type WebSocket } from "ws";
 
 /**
@@ -7,7 +8,9 @@ import { WebSocketServer, type WebSocket } from "ws";
  *  - `binary:N`: N bytes in 1 MiB binary frames, sent while bufferedAmount ≤ 4 MiB, pumping again
  *    on setImmediate, then the text frame `done`;
  *  - `json:N`: N bytes of ASCII as 64 KiB JSON `job.output` events (stringified per frame, as any
- *    JSON sender must), same pumping, then `done`.
+ *    JSON sender must), same pumping, then `done`;
+ *  - `spawn`: times `spawn("true")` to its exit in this lean process (no daemon's memory to copy on
+ *    fork) and answers `spawned:<ms>`.
  */
 const FRAME = 1024 * 1024;
 const JSON_FRAME = 64 * 1024;
@@ -36,7 +39,10 @@ wss.on("connection", (ws) =>
   ws.on("message", (data: Buffer) => {
     const message = data.toString();
     if (message.startsWith("reply:")) reply = JSON.parse(message.slice(6)) as object;
-    else if (message.startsWith("binary:"))
+    else if (message === "spawn") {
+      const t = performance.now();
+      spawn("true").once("exit", () => ws.send(`spawned:${performance.now() - t}`));
+    } else if (message.startsWith("binary:"))
       pump(ws, Number(message.slice(7)), FRAME, (_, n) => (n === FRAME ? chunk : chunk.subarray(0, n)));
     else if (message.startsWith("json:"))
       pump(ws, Number(message.slice(5)), JSON_FRAME, (offset, n) =>

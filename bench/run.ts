@@ -31,7 +31,7 @@ async function main(): Promise<void> {
     "|---|---:|---:|---|---:|---|---|---|",
     ...rows.map(
       (r) =>
-        `| ${r.name} | ${fmt(r.value)} | ${fmt(r.baseline)} | ${r.unit} | ${r.ratio.toFixed(2)}x | ${r.spread ? `${r.spread[0].toFixed(2)}–${r.spread[1].toFixed(2)}x (${r.pairs})` : ""} | ${r.goal} | ${r.met ? "yes" : "NO"} |`,
+        `| ${r.name} | ${fmt(r.value)} | ${fmt(r.baseline)} | ${r.unit} | ${r.ratio.toFixed(2)}x | ${r.spread ? `${r.spread[0].toFixed(2)}–${r.spread[1].toFixed(2)}x (${r.pairs})` : ""} | ${r.goal} | ${r.met === undefined ? "—" : r.met ? "yes" : "NO"} |`,
     ),
   ];
   process.stdout.write(`${lines.join("\n")}\n`);

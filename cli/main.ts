@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=1
+#!/usr/bin/env -S node --max-semi-space-size=1 --v8-pool-size=1
 import { parseArgs } from "node:util";
 import { loadConfig } from "../daemon/config.js";
 import { HotlineError } from "../client/errors.js";

@@ -15,6 +15,7 @@ import { createLogger } from "./logger.js";
 import { InstanceLock, ALREADY_RUNNING_EXIT_CODE, alreadyRunningMessage } from "./server/instance-lock.js";
 import { HotlineServer } from "./server/server.js";
 import { probeNix } from "./system.js";
+import { missingNodeFlags } from "./node-flags.js";
 import { createPrepare } from "./features/prepare.js";
 import { createWorkspace } from "./features/workspace.js";
 import { TokenStore } from "./tokens/store.js";
@@ -61,6 +62,12 @@ export async function runDaemon(argv: string[]): Promise<void> {
   mkdirSync(config.cacheDir, { recursive: true, mode: 0o700 });
   const log = createLogger(config.logLevel);
   keepServingOnUncaughtErrors(log);
+  const missingFlags = missingNodeFlags();
+  if (missingFlags.length)
+    log.info(
+      { missing: missingFlags },
+      "node was started without the daemon's launcher flags: every job start costs more (README: Memory and process start)",
+    );
   const tokens = new TokenStore(config.configDir);
   const activity = new Activity();
   const jobs = new JobManager({

@@ -216,7 +216,7 @@ describe.skipIf(!canSwitchUser)("the daemon installed as the image installs it, 
   it("installs a launcher, the build and only the production dependencies", async () => {
     expect(statSync(hotline).mode & 0o111).not.toBe(0);
     expect(readFileSync(hotline, "utf8")).toContain(
-      `exec "${process.execPath}" --max-semi-space-size=1 "${prefix}/lib/hotline/dist/cli/main.js" "$@"`,
+      `exec "${process.execPath}" --max-semi-space-size=1 --v8-pool-size=1 "${prefix}/lib/hotline/dist/cli/main.js" "$@"`,
     );
     const lib = join(prefix, "lib/hotline");
     for (const file of ["dist/cli/main.js", "dist/daemon/main.js", "dist/guide/guide.md", "dist/build-info.json", "package.json"]) {

@@ -86,7 +86,7 @@ launcher="$prefix/bin/.hotline.new.$$"
 cat >"$launcher" <<EOF
 #!/bin/sh
 # hotline launcher written by image/install.sh; runs the daemon's CLI with the Node it was built for.
-exec "$node_bin" --max-semi-space-size=1 "$target/dist/cli/main.js" "\$@"
+exec "$node_bin" --max-semi-space-size=1 --v8-pool-size=1 "$target/dist/cli/main.js" "\$@"
 EOF
 chmod 0755 "$launcher"
 

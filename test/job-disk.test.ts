@@ -43,6 +43,16 @@ describe("the output budget across jobs", () => {
     });
   });
 
+  it("evicts a job that alone passed the budget once a later job ends, even one that printed nothing", async () => {
+    await withDaemon({ args: ["--output-budget", "100000"] }, async (_daemon, client) => {
+      const big = (await client.ok("shell", { command: "head -c 150000 /dev/zero", wait: 10_000 })).job.id;
+      expect((await client.ok("jobs.status", { job: big })).id).toBe(big); // the last one ended is always kept
+      const quiet = (await client.ok("shell", { command: ["true"], wait: 10_000 })).job.id;
+      expect((await client.call("jobs.status", { job: big })).error.code).toBe("not_found");
+      expect((await client.ok("jobs.list", { limit: 100 })).jobs.map((j: { id: string }) => j.id)).toEqual([quiet]);
+    });
+  });
+
   it("defaults to a quarter of the state volume, at most 16 GiB", async () => {
     await withDaemon({}, async (daemon, client) => {
       const fs = statfsSync(daemon.dirs.state);

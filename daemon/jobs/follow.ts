@@ -3,6 +3,7 @@ import type { OutputStream } from "../../protocol/common.js";
 import type { WireError } from "../../protocol/errors.js";
 import type { JobExitEvent, JobOutputEvent, ServerEvent } from "../../protocol/events.js";
 import type { Job } from "./job.js";
+import { BufferPool } from "../util/buffer-pool.js";
 import { writeJsonStringBody } from "../util/json-bytes.js";
 import { completeUtf8Length, encodeBytes } from "./utf8.js";
 
@@ -32,9 +33,8 @@ const jsonScratch = Buffer.allocUnsafeSlow(JSON_CHUNK);
 /** The JSON header of a binary job.output frame: the event without its inline data. */
 export type BinaryOutputHeader = Omit<JobOutputEvent, "data" | "encoding">;
 
-const FRAME_BYTES = READ_CHUNK + 512;
-const POOL_MAX = 8;
-const framePool: Buffer[] = [];
+/** Frames of a full read: at most 8 of 1 MiB + 512 are kept (8 MiB), none once followers are idle. */
+const framePool = new BufferPool(READ_CHUNK + 512, 8);
 
 /**
  * A binary output frame: a 4-byte big-endian header length, the header as JSON, then `length`
@@ -49,20 +49,19 @@ export function binaryFrame(
 ): { frame: Buffer; release: () => void } {
   const head = Buffer.from(JSON.stringify(header));
   const size = 4 + head.length + length;
-  const pooled = size <= FRAME_BYTES ? (framePool.pop() ?? Buffer.allocUnsafeSlow(FRAME_BYTES)) : undefined;
+  const pooled = size <= framePool.size ? framePool.take() : undefined;
   const buffer = pooled ?? Buffer.allocUnsafe(size);
   buffer.writeUInt32BE(head.length, 0);
   head.copy(buffer, 4);
   const got = fill(buffer, 4 + head.length);
   const release = (): void => {
-    if (pooled && framePool.length < POOL_MAX) framePool.push(pooled);
+    if (pooled) framePool.give(pooled);
   };
   return { frame: buffer.subarray(0, 4 + head.length + got), release };
 }
 
-const TEXT_FRAME_BYTES = 2 * JSON_CHUNK + 512;
-const TEXT_POOL_MAX = 32;
-const textPool: Buffer[] = [];
+/** At most 32 text frames of 128.5 KiB are kept (4 MiB), none once followers are idle. */
+const textPool = new BufferPool(2 * JSON_CHUNK + 512, 32);
 const TEXT_TAIL = '","encoding":"utf8"}';
 
 /**
@@ -73,9 +72,9 @@ const TEXT_TAIL = '","encoding":"utf8"}';
  */
 export function textOutputFrame(header: object, data: Buffer): { frame: Buffer; release: () => void } | undefined {
   if (data.length > JSON_CHUNK || !isUtf8(data)) return undefined;
-  const buffer = textPool.pop() ?? Buffer.allocUnsafeSlow(TEXT_FRAME_BYTES);
+  const buffer = textPool.take();
   const release = (): void => {
-    if (textPool.length < TEXT_POOL_MAX) textPool.push(buffer);
+    textPool.give(buffer);
   };
   const at = writeJsonStringBody(data, buffer, buffer.write(`${JSON.stringify(header).slice(0, -1)},"data":"`, 0));
   if (at < 0 || at + TEXT_TAIL.length > buffer.length) {

@@ -115,7 +115,8 @@ export class JobManager extends EventEmitter {
 
   /** Starts (or, for a reused key with equal parameters, returns) a job. */
   start(options: StartJobOptions): Job {
-    const paramsHash = hashParams({ kind: options.kind, params: options.params });
+    // Only a key makes the parameters matter later (a retry with the same key must match them).
+    const paramsHash = options.key === undefined ? undefined : hashParams({ kind: options.kind, params: options.params });
     if (options.key !== undefined) {
       const existing = this.keys.get(options.key);
       const job = existing ? this.jobs.get(existing) : undefined;
@@ -140,12 +141,15 @@ export class JobManager extends EventEmitter {
       state: "queued",
       createdAt: new Date().toISOString(),
       outputBytes: 0,
-      paramsHash,
     };
-    if (options.key !== undefined) record.key = options.key;
+    if (options.key !== undefined) {
+      record.key = options.key;
+      record.paramsHash = paramsHash;
+    }
     if (options.cwd !== undefined) record.cwd = options.cwd;
     const job = new Job(record, dir);
     job.log = OutputLog.create(dir, this.options.outputCapBytes, (d) => this.store.spares.materialize(d));
+    job.log.onWriteError = (err) => this.outputFailed(job, err);
     this.jobs.set(id, job);
     if (options.key !== undefined) this.keys.set(options.key, id);
     this.emit("activity");
@@ -343,6 +347,11 @@ export class JobManager extends EventEmitter {
 
   private finish(job: Job, outcome: JobOutcome): void {
     if (job.finished) return; // ends exactly once
+    try {
+      job.log?.flush(); // before the outcome is decided: output that cannot be written fails the job
+    } catch (err) {
+      this.outputFailed(job, err as NodeJS.ErrnoException);
+    }
     const wasRunning = job.state === "running";
     const fields: Partial<JobRecord> = { endedAt: new Date().toISOString(), pid: undefined };
     if (outcome.exitCode !== undefined) fields.exitCode = outcome.exitCode;

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { OutputLog } from "./output-log.js";
@@ -120,5 +120,47 @@ describe("OutputLog", () => {
     expect(second.from).toBe(8192);
     expect(second.next).toBe(10_000);
     expect(reopened.omittedBytes).toBe(4096);
+  });
+
+  it("stages small appends into one write, which a read or STAGE_MS brings to disk", async () => {
+    const dir = freshDir();
+    const log = OutputLog.create(dir, 64 * 1024 * 1024);
+    const segment = join(dir, `seg-${"0".padStart(15, "0")}.log`);
+    const chunks = Array.from({ length: 16 }, (_, i) => Buffer.alloc(4096, 97 + i));
+    for (const chunk of chunks) log.append("stdout", chunk);
+    expect(log.size).toBe(65_536);
+    expect(statSync(segment).size).toBe(0); // staged, not yet written
+    const { pieces } = log.read(60_000, 5536);
+    expect(Buffer.concat(pieces.map((p) => p.data))).toEqual(Buffer.concat(chunks).subarray(60_000));
+    expect(statSync(segment).size).toBe(65_536); // the read wrote them first
+    log.append("stderr", Buffer.alloc(100, "x"));
+    for (let waited = 0; statSync(segment).size < 65_636 && waited < 2000; waited += 5) await new Promise((r) => setTimeout(r, 5));
+    expect(statSync(segment).size).toBe(65_636); // the timer wrote them
+    log.close();
+    expect(
+      OutputLog.open(dir, 64 * 1024 * 1024)
+        .spans(0, 100_000)
+        .spans.map((s) => s.stream),
+    ).toEqual(["stdout", "stderr"]);
+  });
+
+  it("keeps exactly what the kernel took when a staged write fails, and reports a timer's failure", async () => {
+    const dir = freshDir();
+    mkdirSync(dir, { recursive: true });
+    symlinkSync("/dev/full", join(dir, `seg-${"0".padStart(15, "0")}.log`));
+    const log = OutputLog.create(dir, 64 * 1024 * 1024);
+    const failures: string[] = [];
+    log.onWriteError = (err) => failures.push(err.code ?? "?");
+    log.append("stdout", Buffer.alloc(1000, "a"));
+    log.append("stderr", Buffer.alloc(1000, "b"));
+    expect(log.size).toBe(2000);
+    for (let waited = 0; failures.length === 0 && waited < 2000; waited += 5) await new Promise((r) => setTimeout(r, 5));
+    expect(failures).toEqual(["ENOSPC"]);
+    expect(log.size).toBe(0); // /dev/full took nothing
+    expect(log.spans(0, 10_000).spans).toEqual([]);
+    log.append("stdout", Buffer.alloc(10, "c"));
+    expect(() => log.flush()).toThrow(/ENOSPC/);
+    expect(log.size).toBe(0);
+    log.close();
   });
 });

@@ -11,6 +11,8 @@ export class Retention {
   /** Finished jobs in the order they ended (a Set iterates in insertion order): the eviction queue. */
   private readonly ended = new Set<Job>();
   private outputSinceBudgetCheck = 0;
+  /** The last budget check could not get within the budget (running jobs, or the last one ended, hold it). */
+  private overBudget = false;
 
   constructor(
     private readonly retainJobs: number,
@@ -31,7 +33,8 @@ export class Retention {
   /** Jobs restored from disk, finished ones in the order they ended; then the limits are applied. */
   restored(finished: Job[]): void {
     for (const job of finished.sort((a, b) => endTime(a) - endTime(b))) this.ended.add(job);
-    this.enforce();
+    this.enforceRetention();
+    this.enforceOutputBudget();
   }
 
   /** Output was written; every BUDGET_CHECK_BYTES the budget is applied (a running job's output grows the total). */
@@ -51,6 +54,10 @@ export class Retention {
 
   private enforce(): void {
     this.enforceRetention();
+    // Only output grows the bytes used: with none written since a check that ended within the
+    // budget, it still holds (this spares a walk over every kept job at each job's end).
+    if (this.outputSinceBudgetCheck === 0 && !this.overBudget) return;
+    this.outputSinceBudgetCheck = 0;
     this.enforceOutputBudget();
   }
 
@@ -73,6 +80,7 @@ export class Retention {
       used -= job.log?.diskBytes ?? 0;
       this.remove(job);
     }
+    this.overBudget = used > this.outputBudgetBytes;
   }
 
   private remove(job: Job): void {

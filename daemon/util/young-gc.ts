@@ -16,6 +16,15 @@ let bytesSinceCollection = 0;
  * tens of MB of dead buffers. A scavenge every few MiB of output keeps that flat for ~0.2 ms each.
  */
 export function collectYoungGarbage(): void {
+  gcFunction()?.({ type: "minor" });
+}
+
+/** A full collection, for memory that lives in the old generation and is let go while the daemon is idle. */
+export function collectAllGarbage(): void {
+  gcFunction()?.({ type: "major" });
+}
+
+function gcFunction(): GcFunction | null {
   if (gc === undefined) {
     try {
       setFlagsFromString("--expose-gc");
@@ -24,7 +33,7 @@ export function collectYoungGarbage(): void {
       gc = null;
     }
   }
-  gc?.({ type: "minor" });
+  return gc;
 }
 
 /** Counts buffers that die at once (job output); every COLLECT_EVERY_BYTES of them, collects the young generation. */

@@ -12,7 +12,8 @@ const ROOT = new URL("../../", import.meta.url).pathname;
 export const DAEMON_MAIN = join(ROOT, "dist/daemon/main.js");
 export const CLI_MAIN = join(ROOT, "dist/cli/main.js");
 /** The node flags every launcher gives the daemon (package.json start, the CLI's shebang, image/install.sh). */
-export const DAEMON_NODE_FLAGS = ["--max-semi-space-size=1"];
+export { DAEMON_NODE_FLAGS } from "../../daemon/node-flags.js";
+import { DAEMON_NODE_FLAGS } from "../../daemon/node-flags.js";
 
 export interface DaemonDirs {
   root: string;
