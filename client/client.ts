@@ -5,6 +5,7 @@ import type { DirectoryOptions } from "./directories.js";
 import { discoverDaemon, readTokenFile, type Endpoint } from "./discovery.js";
 import { HotlineError } from "./errors.js";
 import type { FollowStream, ReconnectPolicy } from "./follow.js";
+import { IdleConnections } from "./idle-connections.js";
 import { Job } from "./job.js";
 
 /**
@@ -56,7 +57,9 @@ function endpointResolver(options: ConnectOptions): () => Endpoint {
 /**
  * A client of one daemon. Requests share one connection, reopened on the next request after it
  * drops (a request in flight when it dropped rejects with `unavailable`: it may or may not have
- * run, so retry only with an idempotency `key`). Each follow has a connection of its own.
+ * run, so retry only with an idempotency `key`). Each follow has a connection of its own; one
+ * that ended with job.exit is kept open for the next follow (at most 2 idle), and an idle
+ * connection never keeps the process alive (see IdleConnections).
  */
 export class HotlineClient {
   readonly reconnect: ReconnectPolicy;
@@ -65,6 +68,7 @@ export class HotlineClient {
   private mainOpen: Connection | undefined;
   private readonly connections = new Set<Connection>();
   private readonly follows = new Set<FollowStream>();
+  private readonly idle = new IdleConnections();
   /** Connections still opening: close() waits for them, so none is left behind. */
   private readonly opening = new Set<Promise<unknown>>();
   private closed = false;
@@ -106,20 +110,25 @@ export class HotlineClient {
     return new Job(this, id);
   }
 
-  /** Closes every connection and stops every follow; resolves once no socket or timer is left. */
+  /** Closes every connection (idle ones too) and stops every follow; resolves once no socket or timer is left. */
   async close(): Promise<void> {
     this.closed = true;
     const follows = [...this.follows].map((f) => f.stop());
     const main = this.main?.catch(() => undefined);
     this.main = undefined;
     this.mainOpen = undefined;
-    await Promise.all([...follows, main, ...this.opening]);
+    await Promise.all([...follows, main, ...this.opening, this.idle.close()]);
     await Promise.all([...this.connections].map((c) => c.close()));
   }
 
-  /** A new connection of its own (used by follows); closed with the client. */
+  /**
+   * A connection of its own (used by follows), closed with the client: an idle one a finished
+   * follow left open when there is one, else a new one.
+   */
   async openConnection(): Promise<Connection> {
     if (this.closed) throw new HotlineError("unavailable", "the client is closed");
+    const idle = this.idle.take();
+    if (idle) return idle;
     const opening = Connection.open(this.resolveEndpoint(), this.options.headers, this.options.connectTimeoutMs).then((connection) => {
       this.connections.add(connection);
       connection.onClose(() => this.connections.delete(connection));
@@ -133,6 +142,15 @@ export class HotlineClient {
       throw new HotlineError("unavailable", "the client is closed");
     }
     return connection;
+  }
+
+  /**
+   * @internal A follow that ended with job.exit hands its connection back, its listeners removed:
+   * the daemon's follower is gone, so the next follow may use it.
+   */
+  releaseConnection(connection: Connection): void {
+    if (this.closed) void connection.close();
+    else this.idle.keep(connection);
   }
 
   /** @internal Follows register so close() can stop them. */

@@ -1,6 +1,7 @@
 import WebSocket from "ws";
 import type { EventEmitter } from "node:events";
 import type { IncomingMessage } from "node:http";
+import type { Socket } from "node:net";
 import type { Endpoint } from "./discovery.js";
 import { HotlineError } from "./errors.js";
 import { parseFrame, type FollowEvent, type Reply, type WireFrame } from "./frames.js";
@@ -136,10 +137,30 @@ export class Connection {
     return () => this.eventListeners.delete(listener);
   }
 
-  /** Runs once when the socket closes, for whatever reason. */
-  onClose(listener: (reason: string) => void): void {
-    if (this.closed) listener("already closed");
-    else this.closeListeners.add(listener);
+  /** Runs once when the socket closes, for whatever reason; the returned function unsubscribes. */
+  onClose(listener: (reason: string) => void): () => void {
+    if (this.closed) {
+      listener("already closed");
+      return () => {};
+    }
+    this.closeListeners.add(listener);
+    return () => this.closeListeners.delete(listener);
+  }
+
+  /**
+   * Like a socket's unref(): an unref'd connection does not keep the Node process alive (the
+   * client's idle follow connections); ref() undoes it. `ws` keeps its TCP socket in `_socket`.
+   */
+  unref(): void {
+    this.tcp?.unref();
+  }
+
+  ref(): void {
+    this.tcp?.ref();
+  }
+
+  private get tcp(): Socket | undefined {
+    return (this.ws as unknown as { _socket?: Socket | null })._socket ?? undefined;
   }
 
   /** Stops reading from the socket (the daemon's followers then read from disk at our pace). */

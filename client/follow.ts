@@ -18,9 +18,11 @@ export interface ReconnectPolicy {
   delayMs: number;
 }
 
-/** What a follow needs from its client: a fresh connection of its own, and a place to keep its timer. */
+/** What a follow needs from its client: a connection of its own (and a place to hand it back), and a place to keep its timer. */
 export interface FollowHost {
   openConnection(): Promise<Connection>;
+  /** Takes back the connection of a follow that ended with job.exit, for the next follow. */
+  releaseConnection(connection: Connection): void;
   readonly reconnect: ReconnectPolicy;
   track(follow: FollowStream): () => void;
 }
@@ -34,6 +36,11 @@ const LOW_WATER = 2 * 1024 * 1024;
  * output frames. When the socket drops it reconnects and follows again from the offset after the
  * last byte it received, so the consumer sees every byte exactly once and in order; it ends after
  * `job.exit`. A slow consumer pauses the socket instead of growing memory.
+ *
+ * After `job.exit` the daemon follows nothing more on the connection, so it goes back to the
+ * client for the next follow (opening one costs an upgrade with auth and a cold TCP window). A
+ * follow that stops early, fails or loses its socket closes its connection instead: the daemon
+ * may still be sending on it.
  */
 export class FollowStream implements AsyncIterableIterator<FollowEvent> {
   private cursor: number;
@@ -41,6 +48,8 @@ export class FollowStream implements AsyncIterableIterator<FollowEvent> {
   private queuedBytes = 0;
   private waiter: { resolve: (r: IteratorResult<FollowEvent>) => void; reject: (e: unknown) => void } | undefined;
   private connection: Connection | undefined;
+  /** Removes this follow's listeners from its connection. */
+  private detach: (() => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
   private failedAttempts = 0;
   private exited = false;
@@ -85,7 +94,7 @@ export class FollowStream implements AsyncIterableIterator<FollowEvent> {
     return { value: undefined, done: true };
   }
 
-  /** Stops following and releases the connection and any reconnect timer. */
+  /** Stops following: closes the connection (unless job.exit already handed it back) and clears any reconnect timer. */
   async stop(): Promise<void> {
     if (!this.stopped) {
       this.stopped = true;
@@ -103,13 +112,17 @@ export class FollowStream implements AsyncIterableIterator<FollowEvent> {
     } catch (err) {
       return this.dropped(err);
     }
-    if (this.stopped) return void connection.close();
+    if (this.stopped) return this.host.releaseConnection(connection); // nothing was asked on it yet
     this.connection = connection;
-    connection.onEvent((event) => this.onEvent(event));
-    connection.onClose((reason) => {
+    const offEvent = connection.onEvent((event) => this.onEvent(event));
+    const offClose = connection.onClose((reason) => {
       if (!this.exited && !this.stopped)
         this.dropped(new HotlineError("unavailable", `the connection closed while following ${this.job} (${reason})`));
     });
+    this.detach = () => {
+      offEvent();
+      offClose();
+    };
     const params = {
       job: this.job,
       from: this.cursor,
@@ -137,7 +150,7 @@ export class FollowStream implements AsyncIterableIterator<FollowEvent> {
       this.exited = true;
       this.push(event);
       this.finish();
-      void this.connection?.close();
+      this.release();
       return;
     }
     this.push(event);
@@ -152,6 +165,16 @@ export class FollowStream implements AsyncIterableIterator<FollowEvent> {
     }
     this.queue.push(event);
     if (event.event === "job.output") this.queuedBytes += event.bytes.length;
+  }
+
+  /** Hands the connection back to the client: the daemon's follower on it ended with job.exit. */
+  private release(): void {
+    const connection = this.connection;
+    if (!connection) return;
+    this.connection = undefined; // stop() and next() must not touch it once another follow may own it
+    this.detach?.();
+    this.detach = undefined;
+    this.host.releaseConnection(connection);
   }
 
   private dropped(cause: unknown): void {

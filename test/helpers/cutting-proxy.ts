@@ -8,6 +8,7 @@ import { createConnection, createServer, type Server, type Socket } from "node:n
 export class CuttingProxy {
   accepted = 0;
   private readonly pairs = new Set<{ upstream: Socket; downstream: Socket }>();
+  private readonly drainWaiters: Array<() => void> = [];
   private constructor(
     private readonly server: Server,
     readonly port: number,
@@ -35,11 +36,23 @@ export class CuttingProxy {
         proxy.pairs.delete(pair);
         upstream.destroy();
         downstream.destroy();
+        if (proxy.pairs.size === 0) for (const resolve of proxy.drainWaiters.splice(0)) resolve();
       };
       upstream.on("close", down).on("error", down);
       downstream.on("close", down).on("error", down);
     });
     return proxy;
+  }
+
+  /** How many connections the proxy carries now. */
+  get open(): number {
+    return this.pairs.size;
+  }
+
+  /** Resolves once the proxy carries no connection (every one it accepted has closed). */
+  drained(): Promise<void> {
+    if (this.pairs.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.drainWaiters.push(resolve));
   }
 
   /** Terminates every connection from the daemon's side. */
