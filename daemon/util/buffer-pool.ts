@@ -2,16 +2,39 @@ import { collectAllGarbage } from "./young-gc.js";
 
 /** How long a pool keeps its buffers after the last one was taken. */
 const IDLE_MS = 2000;
+const WASM_PAGE = 64 * 1024;
+
+type MemoryConstructor = new (descriptor: { initial: number; maximum: number }) => { buffer: ArrayBuffer };
+/** Absent under --jitless, which has no WebAssembly. */
+const WasmMemory = (globalThis as { WebAssembly?: { Memory: MemoryConstructor } }).WebAssembly?.Memory;
+let slabsWork = WasmMemory !== undefined;
 
 /**
- * Reusable buffers of one size (fresh 1 MiB buffers cost page faults and GC work on every frame),
- * at most `max` of them, all let go once the pool has been idle for IDLE_MS. Held buffers are
- * memory a fork copies, and every job start is a fork of the daemon: 8 MiB held after one big
- * follow made every later start ~0.3 ms slower. Letting go is followed by one full collection,
- * since the buffers live in V8's old generation by then and nothing else would free them while
- * the daemon is idle.
+ * `bytes` of memory that a fork does not copy, or undefined where there is none to be had. V8 maps
+ * WebAssembly memory MADV_DONTFORK (smaps: `dc`), while a Buffer's memory comes from malloc, whose
+ * pages a fork copies (~40 µs per MB on these machines) and which glibc rarely hands back once the
+ * heap around it is in use. Every job start is a fork of the daemon.
+ */
+function dontForkSlab(bytes: number): ArrayBuffer | undefined {
+  if (!slabsWork) return undefined;
+  try {
+    const pages = Math.ceil(bytes / WASM_PAGE);
+    return new WasmMemory!({ initial: pages, maximum: pages }).buffer;
+  } catch {
+    slabsWork = false;
+    return undefined;
+  }
+}
+
+/**
+ * Reusable buffers of one size (fresh 1 MiB buffers cost page faults and GC work on every frame):
+ * `max` of them cut from one slab of memory a fork does not copy (see dontForkSlab), so holding them
+ * costs job starts nothing; beyond `max` in use at once, plain Buffers that are not kept. The slab
+ * is let go once the pool has been idle for IDLE_MS, followed by one full collection that unmaps it:
+ * an idle daemon holds none of it.
  */
 export class BufferPool {
+  private slab: ArrayBuffer | undefined;
   private readonly free: Buffer[] = [];
   private lastTaken = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -25,18 +48,33 @@ export class BufferPool {
   /** A buffer of `size` bytes with unspecified contents. */
   take(): Buffer {
     this.lastTaken = performance.now();
+    if (!this.slab && this.free.length === 0) this.cutSlab();
     return this.free.pop() ?? Buffer.allocUnsafeSlow(this.size);
   }
 
   /** Gives a buffer from take() back once nothing refers to it any more. */
   give(buffer: Buffer): void {
-    if (this.free.length < this.max) this.free.push(buffer);
+    // With slabs only the current slab's pieces are kept (one of a slab let go, or an overflow buffer, is dropped).
+    const keep = this.slab ? buffer.buffer === this.slab : !slabsWork && this.free.length < this.max;
+    if (keep) this.free.push(buffer);
     this.timer ??= setTimeout(() => this.sweep(), this.idleMs).unref();
   }
 
   /** Buffers held now (for tests). */
   get held(): number {
     return this.free.length;
+  }
+
+  /** Whether the held buffers live in memory a fork does not copy (for tests). */
+  get forkFree(): boolean {
+    return this.slab !== undefined;
+  }
+
+  private cutSlab(): void {
+    const slab = dontForkSlab(this.size * this.max);
+    if (!slab) return;
+    this.slab = slab;
+    for (let i = 0; i < this.max; i++) this.free.push(Buffer.from(slab, i * this.size, this.size));
   }
 
   private sweep(): void {
@@ -46,8 +84,9 @@ export class BufferPool {
       this.timer = setTimeout(() => this.sweep(), this.idleMs - idleFor).unref();
       return;
     }
-    if (this.free.length === 0) return;
+    if (this.free.length === 0 && !this.slab) return;
     this.free.length = 0;
+    this.slab = undefined;
     collectAllGarbage();
   }
 }
