@@ -80,6 +80,17 @@ export class Connection implements FollowSink {
     this.drainWaiters.push(callback);
   }
 
+  batch(send: () => void): void {
+    // ws has no batching of its own; corking its socket (a net.Socket) holds every write until uncork.
+    const socket = (this.ws as unknown as { _socket?: { cork(): void; uncork(): void } })._socket;
+    socket?.cork();
+    try {
+      send();
+    } finally {
+      socket?.uncork();
+    }
+  }
+
   send(frame: object): void {
     if (this.ws.readyState !== this.ws.OPEN) return;
     const text = JSON.stringify(frame);
