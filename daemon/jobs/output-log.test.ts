@@ -163,4 +163,20 @@ describe("OutputLog", () => {
     expect(log.size).toBe(0);
     log.close();
   });
+
+  it("keeps every byte of many logs staging at once (more than the pool's stages)", () => {
+    const logs = Array.from({ length: 20 }, () => OutputLog.create(freshDir(), 64 * 1024 * 1024));
+    const expected = logs.map(() => [] as Buffer[]);
+    for (let round = 0; round < 40; round++)
+      logs.forEach((log, i) => {
+        const chunk = Buffer.alloc(4096, (round * 7 + i) % 256);
+        log.append(round % 3 ? "stdout" : "stderr", chunk);
+        expected[i]!.push(chunk);
+      });
+    logs.forEach((log, i) => {
+      const { pieces } = log.read(0, 1 << 20);
+      expect(Buffer.concat(pieces.map((p) => p.data))).toEqual(Buffer.concat(expected[i]!));
+      log.close();
+    });
+  });
 });

@@ -51,7 +51,10 @@ const LEGACY_INDEX = "runs.idx";
 const STAGE_BYTES = 1024 * 1024;
 /** Staged bytes wait at most this long for their write: all a crash of the daemon can cost. */
 const STAGE_MS = 5;
-const stagePool = new BufferPool(STAGE_BYTES, 8);
+/** Stages of 16 jobs printing at once come from the pool; more get a small one each (see stageBytes). */
+const stagePool = new BufferPool(STAGE_BYTES, 16);
+/** The stage of a job beyond the pool's: a fresh 1 MiB per 5 ms for a job printing a line at a time would be garbage for nothing. */
+const SMALL_STAGE_BYTES = 64 * 1024;
 
 /**
  * A job's output as one ordered, byte-addressed log on disk. Bytes live in segment files named by
@@ -197,7 +200,7 @@ export class OutputLog {
     } finally {
       this.stage = undefined;
       this.staged = 0;
-      stagePool.give(stage);
+      if (stage.length === STAGE_BYTES) stagePool.give(stage);
     }
   }
 
@@ -212,9 +215,9 @@ export class OutputLog {
 
   /** Copies up to `length` bytes into the stage (writing a full stage first); returns how many it took. */
   private stageBytes(data: Buffer, from: number, length: number): number {
-    if (this.staged === STAGE_BYTES) this.flush();
-    this.stage ??= stagePool.take();
-    const n = data.copy(this.stage, this.staged, from, from + Math.min(length, STAGE_BYTES - this.staged));
+    if (this.stage && this.staged === this.stage.length) this.flush();
+    this.stage ??= stagePool.takeIfFree() ?? Buffer.allocUnsafe(SMALL_STAGE_BYTES);
+    const n = data.copy(this.stage, this.staged, from, from + Math.min(length, this.stage.length - this.staged));
     this.staged += n;
     this.stageTimer ??= setTimeout(() => this.flushOrReport(), STAGE_MS).unref();
     return n;

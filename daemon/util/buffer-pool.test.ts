@@ -52,4 +52,15 @@ describe("BufferPool", () => {
     for (const buffer of buffers) pool.give(buffer);
     expect(pool.held).toBe(8);
   });
+
+  it("answers takeIfFree with nothing once every buffer of its slab is in use", () => {
+    const pool = new BufferPool(4096, 2, 60_000);
+    const [a, b] = [pool.takeIfFree(), pool.takeIfFree()];
+    expect(a?.length).toBe(4096);
+    expect(b?.length).toBe(4096);
+    if (!pool.forkFree) return; // without WebAssembly (--jitless) it allocates like take()
+    expect(pool.takeIfFree()).toBeUndefined();
+    pool.give(a!);
+    expect(pool.takeIfFree()).toBe(a);
+  });
 });

@@ -52,6 +52,13 @@ export class BufferPool {
     return this.free.pop() ?? Buffer.allocUnsafeSlow(this.size);
   }
 
+  /** A pooled buffer, or undefined when every one of the slab's is in use (then the caller makes do with less). */
+  takeIfFree(): Buffer | undefined {
+    if (!this.slab && this.free.length === 0 && slabsWork) this.cutSlab();
+    if (this.free.length === 0 && this.slab) return undefined;
+    return this.take();
+  }
+
   /** Gives a buffer from take() back once nothing refers to it any more. */
   give(buffer: Buffer): void {
     // With slabs only the current slab's pieces are kept (one of a slab let go, or an overflow buffer, is dropped).
