@@ -1,4 +1,4 @@
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -12,12 +12,16 @@ function sleepers(): string {
 describe("persistence across restarts", () => {
   it("keeps finished jobs and their output after a crash, and marks the running one lost", async () => {
     const first = await TestDaemon.start();
+    onTestFinished(async () => void (await first.stop())); // a failed assertion must not leave it running
     const client = await first.client();
     const done = await client.ok("shell", { command: "echo kept; echo also >&2", wait: 10_000 });
     const { job: running } = await client.ok("shell", { command: "echo before-crash; exec sleep 987.123" });
     expect(running.pid).toBeGreaterThan(0);
     await client.ok("jobs.follow", { job: running.id });
     await client.waitFor((f) => f.event === "job.output" && f.job === running.id);
+    // What a follower has seen is on disk already (output nobody follows may wait 5 ms in a stage).
+    const segment = join(first.dirs.state, "jobs", running.id, `seg-${"0".padStart(15, "0")}.log`);
+    expect(readFileSync(segment, "utf8")).toBe("before-crash\n");
     // The process group is in the journal before the reply that shows it.
     const journal = join(first.dirs.state, "jobs", "journal.jsonl");
     expect(readFileSync(journal, "utf8")).toMatch(new RegExp(`"id":"${running.id}"[^\n]*"pid":${running.pid}`));

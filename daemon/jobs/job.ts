@@ -110,9 +110,15 @@ export class Job extends EventEmitter {
     return status;
   }
 
+  /**
+   * Appends to the log, then tells live followers. Bytes someone sees are on disk first (a follower
+   * that reconnects after a daemon crash finds them); unseen ones are staged (see OutputLog.append).
+   */
   writeOutput(stream: OutputStream, data: Buffer): void {
     if (!this.log || data.length === 0 || this.outputError) return;
     const offset = this.log.append(stream, data);
+    if (this.listenerCount("output") === 0) return;
+    this.log.flush();
     this.emit("output", stream, offset, data);
   }
 }

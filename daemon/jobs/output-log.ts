@@ -144,7 +144,7 @@ export class OutputLog {
 
   /**
    * Appends bytes and returns their offset. They are staged and written within STAGE_MS (at once
-   * when a read needs them); reads see them at once. A write that fails (a full disk: ENOSPC)
+   * when a read needs them, or by flush() before a live follower sees them); reads see them at once. A write that fails (a full disk: ENOSPC)
    * throws here, or goes to onWriteError when a timer wrote, and the log then holds exactly the
    * bytes the kernel took.
    */
