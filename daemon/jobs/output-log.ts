@@ -53,7 +53,7 @@ const STAGE_BYTES = 1024 * 1024;
 const STAGE_MS = 5;
 /** Stages of 16 jobs printing at once come from the pool; more get a small one each (see stageBytes). */
 const stagePool = new BufferPool(STAGE_BYTES, 16);
-/** The stage of a job beyond the pool's: a fresh 1 MiB per 5 ms for a job printing a line at a time would be garbage for nothing. */
+/** The stage of a job beyond the pool's 16: a fresh 1 MiB every 5 ms for a job printing a line at a time would be garbage. */
 const SMALL_STAGE_BYTES = 64 * 1024;
 
 /**
@@ -144,9 +144,9 @@ export class OutputLog {
 
   /**
    * Appends bytes and returns their offset. They are staged and written within STAGE_MS (at once
-   * when a read needs them, or by flush() before a live follower sees them); reads see them at once. A write that fails (a full disk: ENOSPC)
-   * throws here, or goes to onWriteError when a timer wrote, and the log then holds exactly the
-   * bytes the kernel took.
+   * when a read needs them, or by flush() before a live follower sees them); reads see them at once.
+   * A write that fails (a full disk: ENOSPC) throws here, or goes to onWriteError when the timer
+   * wrote, and the log then holds exactly the bytes the kernel took.
    */
   append(stream: OutputStream, data: Buffer): number {
     const offset = this.end;

@@ -1,7 +1,22 @@
 import { collectAllGarbage } from "./young-gc.js";
 
-/** How long a pool keeps its buffers after the last one was taken. */
-const IDLE_MS = 2000;
+/**
+ * How long a pool keeps its buffers after the last one was taken: long enough that a job printing a
+ * line every few seconds keeps its stage pool instead of letting it go (and collecting) each time.
+ */
+const IDLE_MS = 10_000;
+/** Pools let go within this of each other share one full collection. */
+const COLLECT_DELAY_MS = 100;
+let collectTimer: NodeJS.Timeout | undefined;
+
+/** One full collection soon, shared by every pool let go meanwhile (each one is a main-thread pause). */
+function collectSoon(): void {
+  if (collectTimer) return;
+  collectTimer = setTimeout(() => {
+    collectTimer = undefined;
+    collectAllGarbage();
+  }, COLLECT_DELAY_MS).unref();
+}
 const WASM_PAGE = 64 * 1024;
 
 type MemoryConstructor = new (descriptor: { initial: number; maximum: number }) => { buffer: ArrayBuffer };
@@ -30,8 +45,8 @@ function dontForkSlab(bytes: number): ArrayBuffer | undefined {
  * Reusable buffers of one size (fresh 1 MiB buffers cost page faults and GC work on every frame):
  * `max` of them cut from one slab of memory a fork does not copy (see dontForkSlab), so holding them
  * costs job starts nothing; beyond `max` in use at once, plain Buffers that are not kept. The slab
- * is let go once the pool has been idle for IDLE_MS, followed by one full collection that unmaps it:
- * an idle daemon holds none of it.
+ * is let go once the pool has been idle for IDLE_MS, followed by a full collection that unmaps it
+ * (nothing else would collect it in an idle daemon): an idle daemon holds none of it.
  */
 export class BufferPool {
   private slab: ArrayBuffer | undefined;
@@ -94,6 +109,6 @@ export class BufferPool {
     if (this.free.length === 0 && !this.slab) return;
     this.free.length = 0;
     this.slab = undefined;
-    collectAllGarbage();
+    collectSoon();
   }
 }
