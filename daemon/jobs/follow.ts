@@ -35,14 +35,14 @@ const jsonScratch = Buffer.allocUnsafeSlow(JSON_CHUNK);
 /** The JSON header of a binary job.output frame: the event without its inline data. */
 export type BinaryOutputHeader = Omit<JobOutputEvent, "data" | "encoding">;
 
-/** Frames of a full read: at most 8 of 1 MiB + 512 are kept (8 MiB), none once followers are idle. */
+/** Frames of a full read: 8 of 1 MiB + 512 (8 MiB), none once followers are idle. */
 const framePool = new BufferPool(READ_CHUNK + 512, 8);
 
 /**
  * A binary output frame: a 4-byte big-endian header length, the header as JSON, then `length`
  * raw bytes that `fill` writes at the offset it is given (straight from disk, with no extra copy).
- * Frames of a full read come from a pool of at most 8 buffers (8 MiB), returned by `release`
- * once sent: fresh 1 MiB buffers cost page faults and GC work on every frame.
+ * Frames of more than half a full read come from framePool while it has one, returned by `release`
+ * once sent; smaller ones (live pieces) get a buffer of their own size.
  */
 export function binaryFrame(
   header: BinaryOutputHeader,
@@ -51,7 +51,7 @@ export function binaryFrame(
 ): { frame: Buffer; release: () => void } {
   const head = Buffer.from(JSON.stringify(header));
   const size = 4 + head.length + length;
-  const pooled = size <= framePool.size ? framePool.take() : undefined;
+  const pooled = size > framePool.size / 2 && size <= framePool.size ? framePool.take() : undefined;
   const buffer = pooled ?? Buffer.allocUnsafe(size);
   buffer.writeUInt32BE(head.length, 0);
   head.copy(buffer, 4);
@@ -64,25 +64,28 @@ export function binaryFrame(
 
 /**
  * 72 text frames of 128.5 KiB (9 MiB, memory a fork does not copy), none once followers are idle:
- * a connection's 4 MiB send window holds up to 64 events of 64 KiB, and every frame past the pool is
- * a fresh allocation (with only 32, garbage collection took 30 % of a JSON follower's time).
+ * a connection's 4 MiB send window holds up to 64 events of 64 KiB, and every full frame past the
+ * pool is a fresh allocation (with only 32, garbage collection took 30 % of a JSON follower's time).
  */
 const textPool = new BufferPool(2 * JSON_CHUNK + 512, 72);
 const TEXT_TAIL = '","encoding":"utf8"}';
 
 /**
  * A JSON `job.output` event for UTF-8 `data` of at most JSON_CHUNK bytes, escaped from bytes to
- * bytes into a pooled buffer (see textPool) returned by `release` once sent; the same
+ * bytes into a buffer (see textPool) returned by `release` once sent; the same
  * text JSON.stringify would make, with no V8 string of the data. Undefined when `data` is not
  * valid UTF-8 or escapes to more than twice its size: the caller then takes the string path.
  */
 export function textOutputFrame(header: object, data: Buffer): { frame: Buffer; release: () => void } | undefined {
   if (data.length > JSON_CHUNK || !isUtf8(data)) return undefined;
-  const buffer = textPool.take();
+  const head = `${JSON.stringify(header).slice(0, -1)},"data":"`;
+  // A full piece (a catch-up read) gets a pooled frame; a small live one a buffer of its own size.
+  const pooled = data.length > JSON_CHUNK / 2 ? textPool.take() : undefined;
+  const buffer = pooled ?? Buffer.allocUnsafe(Buffer.byteLength(head) + 2 * data.length + TEXT_TAIL.length);
   const release = (): void => {
-    textPool.give(buffer);
+    if (pooled) textPool.give(pooled);
   };
-  const at = writeJsonStringBody(data, buffer, buffer.write(`${JSON.stringify(header).slice(0, -1)},"data":"`, 0));
+  const at = writeJsonStringBody(data, buffer, buffer.write(head, 0));
   if (at < 0 || at + TEXT_TAIL.length > buffer.length) {
     release();
     return undefined;

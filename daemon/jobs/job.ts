@@ -116,9 +116,8 @@ export class Job extends EventEmitter {
    */
   writeOutput(stream: OutputStream, data: Buffer): void {
     if (!this.log || data.length === 0 || this.outputError) return;
-    const offset = this.log.append(stream, data);
-    if (this.listenerCount("output") === 0) return;
-    this.log.flush();
-    this.emit("output", stream, offset, data);
+    const live = this.listenerCount("output") > 0;
+    const offset = this.log.append(stream, data, live);
+    if (live) this.emit("output", stream, offset, data);
   }
 }

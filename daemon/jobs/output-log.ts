@@ -144,11 +144,13 @@ export class OutputLog {
 
   /**
    * Appends bytes and returns their offset. They are staged and written within STAGE_MS (at once
-   * when a read needs them, or by flush() before a live follower sees them); reads see them at once.
-   * A write that fails (a full disk: ENOSPC) throws here, or goes to onWriteError when the timer
-   * wrote, and the log then holds exactly the bytes the kernel took.
+   * when a read needs them), or with `now` (a live follower is about to see them) written at once,
+   * after what is staged; reads see them at once. A write that fails (a full disk: ENOSPC) throws
+   * here, or goes to onWriteError when the timer wrote, and the log then holds exactly the bytes the
+   * kernel took.
    */
-  append(stream: OutputStream, data: Buffer): number {
+  append(stream: OutputStream, data: Buffer, now = false): number {
+    if (now) this.flush();
     const offset = this.end;
     let written = 0;
     while (written < data.length) {
@@ -161,7 +163,8 @@ export class OutputLog {
         seg.runs++;
       }
       const room = Math.max(1, this.segmentSize - weight(seg));
-      const n = this.stageBytes(data, written, Math.min(room, data.length - written));
+      const length = Math.min(room, data.length - written);
+      const n = now ? writeSync(this.fd!, data, written, length) : this.stageBytes(data, written, length);
       seg.length += n;
       run.length += n;
       written += n;
@@ -200,7 +203,7 @@ export class OutputLog {
     } finally {
       this.stage = undefined;
       this.staged = 0;
-      if (stage.length === STAGE_BYTES) stagePool.give(stage);
+      stagePool.give(stage);
     }
   }
 
@@ -216,7 +219,7 @@ export class OutputLog {
   /** Copies up to `length` bytes into the stage (writing a full stage first); returns how many it took. */
   private stageBytes(data: Buffer, from: number, length: number): number {
     if (this.stage && this.staged === this.stage.length) this.flush();
-    this.stage ??= stagePool.takeIfFree() ?? Buffer.allocUnsafe(SMALL_STAGE_BYTES);
+    this.stage ??= stagePool.take() ?? Buffer.allocUnsafe(SMALL_STAGE_BYTES);
     const n = data.copy(this.stage, this.staged, from, from + Math.min(length, this.stage.length - this.staged));
     this.staged += n;
     this.stageTimer ??= setTimeout(() => this.flushOrReport(), STAGE_MS).unref();

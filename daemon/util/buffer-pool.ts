@@ -43,12 +43,15 @@ function dontForkSlab(bytes: number): ArrayBuffer | undefined {
 
 /**
  * Reusable buffers of one size (fresh 1 MiB buffers cost page faults and GC work on every frame):
- * `max` of them cut from one slab of memory a fork does not copy (see dontForkSlab), so holding them
- * costs job starts nothing; beyond `max` in use at once, plain Buffers that are not kept. The slab
- * is let go once the pool has been idle for IDLE_MS, followed by a full collection that unmaps it
- * (nothing else would collect it in an idle daemon): an idle daemon holds none of it.
+ * `max` of them, cut from one slab of memory a fork does not copy (see dontForkSlab), so holding them
+ * costs job starts nothing. When all are in use take() has none: the caller allocates what it needs,
+ * never a pool-sized buffer for a small piece (a socket's queue holds the whole buffer while counting
+ * the piece). The buffers are let go once the pool has been idle for IDLE_MS, followed by a full
+ * collection that unmaps the slab (nothing else would collect it in an idle daemon).
  */
 export class BufferPool {
+  /** The buffers of the current generation: only they come back into `free`. */
+  private members: WeakSet<Buffer> | undefined;
   private slab: ArrayBuffer | undefined;
   private readonly free: Buffer[] = [];
   private lastTaken = 0;
@@ -60,25 +63,16 @@ export class BufferPool {
     private readonly idleMs = IDLE_MS,
   ) {}
 
-  /** A buffer of `size` bytes with unspecified contents. */
-  take(): Buffer {
+  /** A buffer of `size` bytes with unspecified contents, or undefined when every one is in use. */
+  take(): Buffer | undefined {
     this.lastTaken = performance.now();
-    if (!this.slab && this.free.length === 0) this.cutSlab();
-    return this.free.pop() ?? Buffer.allocUnsafeSlow(this.size);
+    if (!this.members) this.fill();
+    return this.free.pop();
   }
 
-  /** A pooled buffer, or undefined when every one of the slab's is in use (then the caller makes do with less). */
-  takeIfFree(): Buffer | undefined {
-    if (!this.slab && this.free.length === 0 && slabsWork) this.cutSlab();
-    if (this.free.length === 0 && this.slab) return undefined;
-    return this.take();
-  }
-
-  /** Gives a buffer from take() back once nothing refers to it any more. */
+  /** Gives back a buffer from take() once nothing refers to it any more. */
   give(buffer: Buffer): void {
-    // With slabs only the current slab's pieces are kept (one of a slab let go, or an overflow buffer, is dropped).
-    const keep = this.slab ? buffer.buffer === this.slab : !slabsWork && this.free.length < this.max;
-    if (keep) this.free.push(buffer);
+    if (this.members?.has(buffer)) this.free.push(buffer);
     this.timer ??= setTimeout(() => this.sweep(), this.idleMs).unref();
   }
 
@@ -87,16 +81,20 @@ export class BufferPool {
     return this.free.length;
   }
 
-  /** Whether the held buffers live in memory a fork does not copy (for tests). */
+  /** Whether the buffers live in memory a fork does not copy (for tests). */
   get forkFree(): boolean {
     return this.slab !== undefined;
   }
 
-  private cutSlab(): void {
-    const slab = dontForkSlab(this.size * this.max);
-    if (!slab) return;
-    this.slab = slab;
-    for (let i = 0; i < this.max; i++) this.free.push(Buffer.from(slab, i * this.size, this.size));
+  /** A new generation: pieces of one slab, or (without WebAssembly) plain buffers. */
+  private fill(): void {
+    this.slab = dontForkSlab(this.size * this.max);
+    this.members = new WeakSet();
+    for (let i = 0; i < this.max; i++) {
+      const buffer = this.slab ? Buffer.from(this.slab, i * this.size, this.size) : Buffer.allocUnsafeSlow(this.size);
+      this.members.add(buffer);
+      this.free.push(buffer);
+    }
   }
 
   private sweep(): void {
@@ -106,9 +104,10 @@ export class BufferPool {
       this.timer = setTimeout(() => this.sweep(), this.idleMs - idleFor).unref();
       return;
     }
-    if (this.free.length === 0 && !this.slab) return;
-    this.free.length = 0;
+    if (!this.members) return;
+    this.members = undefined;
     this.slab = undefined;
+    this.free.length = 0; // buffers still in use are dropped when given back
     collectSoon();
   }
 }
