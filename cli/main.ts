@@ -34,7 +34,7 @@ const USAGE = `hotline — the in-sandbox agent daemon and its CLI
   hotline ls [DIR] [--depth N] [--glob G] [--hidden] [--gitignore]   list a directory
   hotline grep PATTERN [DIR] [--regex] [--glob G] [--limit N]   search files (git grep)
   hotline terminal [--cwd D] [JOB]            a terminal job attached here (raw mode; Ctrl-] detaches, the job keeps running)
-  hotline terminal --url [--cwd D] [JOB]      print a short-lived browser link to a terminal job instead
+  hotline terminal --link [--cwd D] [JOB]     print a short-lived browser link to a terminal job instead
   hotline console                             print a short-lived browser link to the live job console
   hotline send '<json>'                       send one raw action, print the reply
   hotline schema [ACTION|NAME]                the published JSON Schemas: index, an action's request/params/result
@@ -95,6 +95,7 @@ async function main(argv: string[]): Promise<number> {
       overwrite: { type: "boolean" },
       timeout: { type: "string" },
       url: { type: "string" },
+      link: { type: "boolean" },
       "token-file": { type: "string" },
       origin: { type: "string" },
       "update-lock": { type: "boolean" },

@@ -61,9 +61,16 @@ describe("hotline terminal and hotline console", () => {
     await ctx.client.ok("jobs.cancel", { job, signal: "SIGHUP", wait: 10_000 }); // an interactive bash ignores SIGTERM
   });
 
-  it("--url prints a terminal link; console prints a console link", () => {
-    const terminal = execFileSync(process.execPath, [CLI_MAIN, "terminal", "--url"], { env: ctx.daemon.cliEnv, encoding: "utf8" });
-    expect(terminal).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/web\/terminal#job=j[0-9a-z]+&token=hl_[\w-]+\n\(expires /);
+  it("--link prints a terminal link, also beside --cwd and a daemon --url; console prints a console link", () => {
+    const link = /^http:\/\/127\.0\.0\.1:\d+\/web\/terminal#job=j[0-9a-z]+&token=hl_[\w-]+\n\(expires /;
+    const terminal = execFileSync(process.execPath, [CLI_MAIN, "terminal", "--link"], { env: ctx.daemon.cliEnv, encoding: "utf8" });
+    expect(terminal).toMatch(link);
+    // --url names the daemon for every verb; a link is asked for with --link, wherever it stands.
+    const named = execFileSync(process.execPath, [CLI_MAIN, "terminal", "--url", ctx.daemon.url, "--link", "--cwd", "/tmp"], {
+      env: ctx.daemon.cliEnv,
+      encoding: "utf8",
+    });
+    expect(named).toMatch(link);
     const console = execFileSync(process.execPath, [CLI_MAIN, "console", "--json"], { env: ctx.daemon.cliEnv, encoding: "utf8" });
     expect(JSON.parse(console)).toMatchObject({
       available: true,
@@ -72,7 +79,7 @@ describe("hotline terminal and hotline console", () => {
     });
   });
 
-  it("refuses to attach without a terminal and says to use --url", () => {
+  it("refuses to attach without a terminal and says to use --link", () => {
     let status = 0;
     let stderr = "";
     try {
@@ -86,6 +93,6 @@ describe("hotline terminal and hotline console", () => {
       stderr = (err as { stderr: string }).stderr;
     }
     expect(status).toBe(2);
-    expect(stderr).toContain("--url");
+    expect(stderr).toContain("--link");
   });
 });

@@ -14,12 +14,12 @@ type Opened =
   | { available: true; webTerminalUrl: string; expiresAt: string; tokenId: string; job: JobStatus }
   | { available: false; reason: string };
 
-/** `hotline terminal [--url] [--cwd D] [JOB]`: a terminal job, attached here or as a browser link. */
+/** `hotline terminal [--link] [--cwd D] [JOB]`: a terminal job, attached here or as a browser link (--url names the daemon, as for every verb). */
 const terminal: Command = async ({ client, args, flags, json }) => {
   const params: Record<string, unknown> = {};
   if (args[0]) params.job = args[0];
   if (typeof flags.cwd === "string") params.cwd = flags.cwd;
-  if (flags.url === true) {
+  if (flags.link === true) {
     const opened = await client.request<Opened>("terminal.open", params);
     printResult(opened, json, () =>
       opened.available
@@ -29,7 +29,7 @@ const terminal: Command = async ({ client, args, flags, json }) => {
     return opened.available ? 0 : EXIT.other;
   }
   if (!process.stdin.isTTY || !process.stdout.isTTY) {
-    process.stderr.write("hotline terminal: attaching needs a terminal on stdin and stdout; use --url for a browser link\n");
+    process.stderr.write("hotline terminal: attaching needs a terminal on stdin and stdout; use --link for a browser link\n");
     return EXIT.usage;
   }
   const opened = await client.request<Opened>("terminal.open", { ...params, cols: process.stdout.columns, rows: process.stdout.rows });
