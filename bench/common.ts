@@ -104,31 +104,20 @@ export async function timeMedian(n: number, warmup: number, fn: () => Promise<un
   return median(samples);
 }
 
-/**
- * Times two operations alternately, `n` times each after `warmup` rounds, so drift in the
- * machine's load hits both alike; returns both medians in milliseconds.
- */
+/** The medians (ms) of samplePairs, for rows that need no spread; what the operations resolve with is ignored. */
 export async function timePairs(
   n: number,
   warmup: number,
   a: () => Promise<unknown>,
   b: () => Promise<unknown>,
 ): Promise<[number, number]> {
-  for (let i = 0; i < warmup; i++) {
-    await a();
-    await b();
-  }
-  const as: number[] = [];
-  const bs: number[] = [];
-  for (let i = 0; i < n; i++) {
-    let t = performance.now();
-    await a();
-    as.push(performance.now() - t);
-    t = performance.now();
-    await b();
-    bs.push(performance.now() - t);
-  }
-  return [median(as), median(bs)];
+  const samples = await samplePairs(
+    n,
+    warmup,
+    async () => void (await a()),
+    async () => void (await b()),
+  );
+  return [median(samples.a), median(samples.b)];
 }
 
 export interface BenchDaemon {

@@ -365,7 +365,7 @@ const PIPELINED_REQUESTS = 300;
  * (the attack of issue 10.3): sampled for 3 s after the last request was sent, then the client
  * reads everything, so the daemon is idle again for the next row.
  */
-export async function peakUnderPipeliningClient(daemon: BenchDaemon): Promise<number> {
+async function peakUnderPipeliningClient(daemon: BenchDaemon): Promise<number> {
   const { job } = await daemon.client.request("shell", { command: "yes hotline | head -c 67108864", wait: 60_000 });
   const ws = new WebSocket(daemon.url, { headers: { authorization: `Bearer ${daemon.token}` }, perMessageDeflate: false });
   await new Promise((resolve, reject) => ws.once("open", resolve).once("error", reject));

@@ -21,12 +21,6 @@ const INSTRUCTIONS = [
   "Job output is also the resource hotline://jobs/{id}/output. Errors come back as tool results with a stable code, a message and the path of the bad parameter.",
 ].join("\n");
 
-/** The package's name and version as the MCP server reports them. */
-export interface ServerIdentity {
-  name: string;
-  version: string;
-}
-
 /**
  * One MCP session's server over one client connection to the daemon: tools generated from
  * protocol/ (only observe tools for an observe token), results shaped for agents, the guide as a
