@@ -1,5 +1,5 @@
 import type { HotlineClient } from "../client/index.js";
-import type { Progress } from "../protocol/common.js";
+import { FINAL_STATES, type Progress } from "../protocol/common.js";
 
 /** One notifications/progress payload (without the token). */
 export interface ProgressUpdate {
@@ -8,11 +8,11 @@ export interface ProgressUpdate {
   message?: string;
 }
 
-/** Output-only jobs report their byte count at most this often (job progress is already throttled by the daemon). */
-const OUTPUT_INTERVAL_MS = 200;
+/** How often the job's status is looked at (each look is a jobs.wait that returns at once when the job ends). */
+const INTERVAL_MS = 200;
 
 /**
- * Turns a job's events into MCP progress. MCP requires `progress` to rise with every notification,
+ * Turns a job's status into MCP progress. MCP requires `progress` to rise with every notification,
  * while a job's own progress restarts at each phase (builds, then bytes): each phase is counted on
  * top of where the previous one ended. Jobs without progress of their own report output bytes.
  */
@@ -20,12 +20,8 @@ class ProgressMapper {
   private last = -1;
   private base = 0;
   private phase: string | undefined;
-  private outputBytes = 0;
-  private lastOutputAt = 0;
-  private sawJobProgress = false;
 
   fromJob(p: Progress): ProgressUpdate | undefined {
-    this.sawJobProgress = true;
     if (p.phase !== this.phase) {
       this.base = Math.max(0, this.last);
       this.phase = p.phase;
@@ -35,11 +31,8 @@ class ProgressMapper {
     return this.emit(this.base + p.done, total, message);
   }
 
-  fromOutput(bytes: number): ProgressUpdate | undefined {
-    this.outputBytes += bytes;
-    if (this.sawJobProgress || Date.now() - this.lastOutputAt < OUTPUT_INTERVAL_MS) return undefined;
-    this.lastOutputAt = Date.now();
-    return this.emit(this.outputBytes, undefined, `${this.outputBytes} bytes of output`);
+  fromOutput(outputBytes: number): ProgressUpdate | undefined {
+    return this.emit(outputBytes, undefined, `${outputBytes} bytes of output`);
   }
 
   private emit(progress: number, total: number | undefined, message: string): ProgressUpdate | undefined {
@@ -49,31 +42,32 @@ class ProgressMapper {
   }
 }
 
-/** A running progress report; stop() ends the follow and resolves once no notification is in flight. */
+/** A running progress report; stop() ends it and resolves once no notification is in flight. */
 export interface ProgressReport {
   stop(): Promise<void>;
 }
 
-/** Follows the job (the client's follow, resuming over dropped sockets) and sends its progress. */
+/**
+ * Looks at the job's status every INTERVAL_MS and sends its progress (or its output's size). The
+ * status carries both, so nothing streams the job's output just to count it (for /mcp that stream
+ * would run through the daemon's own event loop).
+ */
 export function reportProgress(client: HotlineClient, job: string, send: (update: ProgressUpdate) => Promise<void>): ProgressReport {
-  const follow = client.job(job).follow();
   const mapper = new ProgressMapper();
+  let stopped = false;
   let sending: Promise<void> = Promise.resolve();
   const loop = (async () => {
-    for await (const event of follow) {
-      const update =
-        event.event === "job.progress"
-          ? mapper.fromJob(event.progress)
-          : event.event === "job.output"
-            ? mapper.fromOutput(event.bytes.length)
-            : undefined;
+    while (!stopped) {
+      const { job: status } = await client.request("jobs.wait", { job, timeoutMs: INTERVAL_MS });
+      const update = status.progress ? mapper.fromJob(status.progress) : mapper.fromOutput(status.outputBytes);
       // One at a time and in order; a notification that cannot be sent (the caller left) is not an error of the job.
       if (update) sending = sending.then(() => send(update)).catch(() => undefined);
+      if (FINAL_STATES.includes(status.state)) break;
     }
-  })().catch(() => undefined); // a follow that fails only ends the progress report
+  })().catch(() => undefined); // a failed look only ends the progress report
   return {
     async stop() {
-      await follow.stop();
+      stopped = true;
       await loop;
       await sending;
     },
