@@ -127,11 +127,25 @@ export class RepoLocks {
     try {
       await fs.mkdir(path.dirname(file), { recursive: true });
       let pause = POLL_START_MS;
+      const pauseOrEnd = async () => {
+        await delay(pause, undefined, { signal }).catch((error: unknown) => {
+          signal.throwIfAborted(); // surface the caller's reason (or the deadline), not a generic AbortError
+          throw error;
+        });
+        pause = Math.min(pause * 2, POLL_MAX_MS);
+      };
       while (!(await tryCreateLock(file, record))) {
+        signal.throwIfAborted();
         const current = await readLock(file);
-        if (!current) continue; // released between our create and read: try again at once
+        if (!current) {
+          // Released between our create and read; back off all the same, so a path that keeps
+          // failing create while reading as absent can never spin without a deadline.
+          await pauseOrEnd();
+          continue;
+        }
         if (isStale(current)) {
           if (await breakStaleLock(file, current.text)) recoveredStale = true;
+          else await pauseOrEnd(); // another process is breaking it: give it time
           continue;
         }
         waited = true;
@@ -148,11 +162,7 @@ export class RepoLocks {
           const h = current.record;
           options.onWait?.({ holder: h && { pid: h.pid, purpose: h.purpose, acquiredAt: h.acquiredAt } });
         }
-        await delay(pause, undefined, { signal }).catch((error: unknown) => {
-          signal.throwIfAborted(); // surface the caller's reason (or the deadline), not a generic AbortError
-          throw error;
-        });
-        pause = Math.min(pause * 2, POLL_MAX_MS);
+        await pauseOrEnd();
       }
     } catch (error) {
       unlock();
