@@ -3,6 +3,7 @@ import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { ActionError } from "../../protocol/errors.js";
 import { KeyedMutex } from "../util/mutex.js";
+import type { WorkContext } from "./git-helpers.js";
 import { breakStaleLock, isStale, ownRecord, readLock, removeOwnLock, tryCreateLock, type LockRecord } from "./lock-file.js";
 
 /**
@@ -36,6 +37,16 @@ export interface AcquireOptions {
 /** The lock parameter of every action that takes a repository lock (`lockTimeoutMs`). */
 export interface LockWaitParams {
   lockTimeoutMs?: number;
+}
+
+/** The lock options of every repository action: its purpose, its deadline, and a progress note while it waits. */
+export function repoLockOptions(purpose: string, params: LockWaitParams, ctx: Pick<WorkContext, "signal" | "progress">): AcquireOptions {
+  return {
+    signal: ctx.signal,
+    purpose,
+    timeoutMs: params.lockTimeoutMs,
+    onWait: () => ctx.progress?.({ phase: "waiting for repository lock" }),
+  };
 }
 
 /** What a held lock reports; `waited`/`waitedMs` let callers and tests observe contention. */
