@@ -1,7 +1,9 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
+import type { Static, TObject } from "@sinclair/typebox";
 import { ActionError } from "../../protocol/errors.js";
+import type { LockWaitParams as LockWaitProperties } from "../../protocol/workspace.js";
 import { KeyedMutex } from "../util/mutex.js";
 import type { WorkContext } from "./git-helpers.js";
 import { breakStaleLock, isStale, ownRecord, readLock, removeOwnLock, tryCreateLock, type LockRecord } from "./lock-file.js";
@@ -34,10 +36,8 @@ export interface AcquireOptions {
   timeoutMs?: number;
 }
 
-/** The lock parameter of every action that takes a repository lock (`lockTimeoutMs`). */
-export interface LockWaitParams {
-  lockTimeoutMs?: number;
-}
+/** The lock parameter of every action that takes a repository lock (`lockTimeoutMs`), as the protocol defines it. */
+export type LockWaitParams = Static<TObject<typeof LockWaitProperties>>;
 
 /** The lock options of every repository action: its purpose, its deadline, and a progress note while it waits. */
 export function repoLockOptions(purpose: string, params: LockWaitParams, ctx: Pick<WorkContext, "signal" | "progress">): AcquireOptions {
