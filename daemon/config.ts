@@ -9,7 +9,9 @@ import { ActionError } from "../protocol/errors.js";
  * a value); `substituters`/`trustedPublicKeys` are passed to every Nix call of prepare.
  */
 export interface EnvironmentCacheConfig {
+  /** Store URL a successful prepare copies its closure to. */
   push?: string;
+  /** File holding the signing key (nix-store --generate-binary-cache-key); never the key itself. */
   secretKeyFile?: string;
   substituters: readonly string[];
   trustedPublicKeys: readonly string[];

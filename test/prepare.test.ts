@@ -180,6 +180,26 @@ describe.skipIf(!hasNix)("prepare through the daemon (real nix, offline stand-in
     expect(await run(ws, "echo $HOME")).not.toBe("/homeless-shelter");
   });
 
+  it.each([
+    ["a flake's flake.lock", { flake: "." }, "flake.lock"],
+    ["the generated flake.lock of a package list", { packages: ["hello-a"] }, ".hotline/nix/flake.lock"],
+  ])(
+    "a FIFO as %s fails the preparation at once with invalid_request naming it; the daemon keeps answering",
+    async (_what, params, lock) => {
+      const ws = workspace();
+      writeFileSync(join(ws, "flake.nix"), "{ outputs = _: { }; }\n");
+      mkdirSync(join(ws, ".hotline/nix"), { recursive: true });
+      const fifo = join(ws, lock);
+      // A sync open() of a FIFO with no writer blocks the daemon's only thread until one appears.
+      execFileSync("mkfifo", [fifo]);
+      const reply = await client.call("prepare", { workspace: ws, ...params }, 5_000);
+      const error = reply.error ?? (await client.ok("jobs.wait", { job: reply.result.job.id, timeoutMs: 5_000 }, 5_000)).job.error;
+      expect(error).toMatchObject({ code: "invalid_request", details: { file: fifo } });
+      expect(error.message).toContain(`${fifo} is a FIFO`);
+      await client.ok("state.info", {}, 5_000);
+    },
+  );
+
   it("keeps the previous environment when a preparation fails, and says so", async () => {
     const ws = workspace();
     await prepared({ workspace: ws, packages: ["hello-a"] });

@@ -1,18 +1,12 @@
 import type { Static } from "@sinclair/typebox";
 import type { Publication as PublicationSchema } from "../../protocol/actions/cache-list.js";
+import type { EnvironmentCacheConfig } from "../config.js";
 import type { RunContext } from "../runners/context.js";
 import { runNix } from "../runners/nix-cli.js";
 import { NixProgressTracker } from "./progress.js";
 
-/** The shared Nix binary cache of prepared environments (config `environmentCache`). */
-export interface BinaryCacheSettings {
-  /** Store URL a successful prepare copies its closure to. */
-  push?: string;
-  /** File holding the signing key (nix-store --generate-binary-cache-key); never the key itself. */
-  secretKeyFile?: string;
-  substituters: readonly string[];
-  trustedPublicKeys: readonly string[];
-}
+/** The shared Nix binary cache of prepared environments: config `environmentCache` as loaded. */
+export type BinaryCacheSettings = EnvironmentCacheConfig;
 
 /** What a prepare job says about its push: where, whether it worked, and why not (`paths`: store paths offered). */
 export type Publication = Static<typeof PublicationSchema>;

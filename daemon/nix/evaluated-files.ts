@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readWorkspaceFile } from "./files.js";
 import { dirname, join, relative } from "node:path";
 
 /**
@@ -7,17 +7,18 @@ import { dirname, join, relative } from "node:path";
  * before and after writing a new lock); inputs' files are left out.
  */
 export function evaluatedWorkspaceFiles(evaluated: readonly string[], dir: string, workspace: string): string[] {
-  let local: Buffer;
+  let local: Buffer | undefined;
   try {
-    local = readFileSync(join(dir, "flake.nix"));
+    local = readWorkspaceFile(join(dir, "flake.nix"));
   } catch {
-    return [];
+    /* not a regular file: nothing maps back */
   }
+  if (!local) return [];
   const ours = new Set<string>();
   for (const f of evaluated) {
     if (!f.endsWith("/flake.nix")) continue;
     try {
-      if (readFileSync(f).equals(local)) ours.add(dirname(f));
+      if (readWorkspaceFile(f)?.equals(local)) ours.add(dirname(f));
     } catch {
       /* not readable: not ours */
     }

@@ -1,5 +1,7 @@
 import { createHash } from "node:crypto";
-import { readFileSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
+import { ActionError } from "../../protocol/errors.js";
+import { readWorkspaceFile } from "./files.js";
 
 /** What a cached flake environment was evaluated from: cheap stat fields plus the content hash. */
 export interface FileFingerprint {
@@ -9,8 +11,10 @@ export interface FileFingerprint {
   sha256: string | null; // null: the file did not exist
 }
 
-function hashFile(path: string): string {
-  return createHash("sha256").update(readFileSync(path)).digest("hex");
+/** The file's content hash; undefined when it is gone (a FIFO or device throws `invalid_request`). */
+function hashFile(path: string): string | undefined {
+  const data = readWorkspaceFile(path);
+  return data && createHash("sha256").update(data).digest("hex");
 }
 
 /** Takes a fingerprint of each file (missing files are recorded as missing). */
@@ -18,10 +22,12 @@ export function fingerprintFiles(paths: readonly string[]): FileFingerprint[] {
   return [...new Set(paths)].sort().map((path) => {
     try {
       const st = statSync(path, { bigint: true });
-      return { path, size: Number(st.size), mtimeNs: st.mtimeNs.toString(), sha256: hashFile(path) };
-    } catch {
-      return { path, size: -1, mtimeNs: "0", sha256: null };
+      const sha256 = hashFile(path);
+      if (sha256 !== undefined) return { path, size: Number(st.size), mtimeNs: st.mtimeNs.toString(), sha256 };
+    } catch (err) {
+      if (err instanceof ActionError) throw err;
     }
+    return { path, size: -1, mtimeNs: "0", sha256: null };
   });
 }
 

@@ -1,4 +1,4 @@
-import { mkdirSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { RunContext } from "../runners/context.js";
 import { execNix, runNix } from "../runners/nix-cli.js";
@@ -41,8 +41,9 @@ export async function flakeInputPaths(
 }
 
 /**
- * Roots the flake inputs beside the environment's own root (`<root>.inputs/in`, `in-2`, …), so
- * garbage collection keeps what re-evaluating the environment needs. Replaces an older set.
+ * Roots the flake inputs beside the environment's own root (`<root>.inputs/set-XXXXXX/in`, `in-2`,
+ * …), so garbage collection keeps what re-evaluating the environment needs. Replaces an older set,
+ * but only once the new one is complete: a failing nix-store leaves the old roots in place.
  */
 export async function rootFlakeInputs(
   ctx: RunContext,
@@ -51,10 +52,24 @@ export async function rootFlakeInputs(
   env: NodeJS.ProcessEnv | undefined,
 ): Promise<void> {
   const dir = inputsRootDir(root);
-  rmSync(dir, { recursive: true, force: true });
-  if (paths.length === 0) return;
+  if (paths.length === 0) {
+    rmSync(dir, { recursive: true, force: true });
+    return;
+  }
   mkdirSync(dir, { recursive: true });
-  await execNix("nix-store", ["--add-root", join(dir, "in"), "--realise", ...paths], { env, signal: ctx.signal });
+  // Nix registers each root by the path of its link (an indirect root), so a finished set cannot be
+  // renamed into place: it is made in a fresh subdirectory, and the older sets go once it is done.
+  const fresh = mkdtempSync(join(dir, "set-"));
+  try {
+    await execNix("nix-store", ["--add-root", join(fresh, "in"), "--realise", ...paths], { env, signal: ctx.signal });
+  } catch (err) {
+    rmSync(fresh, { recursive: true, force: true });
+    throw err;
+  }
+  for (const name of readdirSync(dir)) {
+    const old = join(dir, name);
+    if (old !== fresh) rmSync(old, { recursive: true, force: true });
+  }
 }
 
 /** Where the input roots of an environment root live. */

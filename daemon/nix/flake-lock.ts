@@ -1,15 +1,17 @@
-import { readFileSync, rmSync } from "node:fs";
-import { writeFileIfChanged } from "./files.js";
+import { rmSync } from "node:fs";
+import { ActionError } from "../../protocol/errors.js";
+import { readWorkspaceFile, writeFileIfChanged } from "./files.js";
 
 /** Whether a generated flake's lock pins the same nixpkgs URL (so it can be kept with --no-update-lock-file). */
 export function lockBelongsTo(lockPath: string, url: string): boolean {
   try {
-    const lock = JSON.parse(readFileSync(lockPath, "utf8"));
+    const lock = JSON.parse(readWorkspaceFile(lockPath)?.toString("utf8") ?? "null");
     const inputs = lock.nodes?.[lock.root]?.inputs ?? {};
     const original = lock.nodes?.[inputs.nixpkgs]?.original;
     if (Object.keys(inputs).join(",") !== "nixpkgs" || !original) return false;
     return flakeUrlOf(original) === url;
-  } catch {
+  } catch (err) {
+    if (err instanceof ActionError) throw err; // not a regular file: say so rather than regenerate over it
     return false;
   }
 }
@@ -27,11 +29,6 @@ export function restoreLock(lockPath: string, before: Buffer | null): void {
   if (before === null) {
     rmSync(lockPath, { force: true });
     return;
-  }
-  try {
-    if (readFileSync(lockPath).equals(before)) return;
-  } catch {
-    /* gone: write it back */
   }
   writeFileIfChanged(lockPath, before);
 }

@@ -1,4 +1,5 @@
-import { readFileSync } from "node:fs";
+import { ActionError } from "../../protocol/errors.js";
+import { readWorkspaceFile } from "./files.js";
 
 /** An exact nixpkgs: the flake URL written into generated flakes, and what its lock says it resolved to. */
 export interface NixpkgsPin {
@@ -26,8 +27,9 @@ interface LockNode {
 export function readLockedInput(lockPath: string, input = "nixpkgs"): Omit<NixpkgsPin, "url"> | undefined {
   let lock: { root?: string; nodes?: Record<string, LockNode> };
   try {
-    lock = JSON.parse(readFileSync(lockPath, "utf8"));
-  } catch {
+    lock = JSON.parse(readWorkspaceFile(lockPath)?.toString("utf8") ?? "null") ?? {};
+  } catch (err) {
+    if (err instanceof ActionError) throw err;
     return undefined;
   }
   const root = lock.nodes?.[lock.root ?? "root"];

@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
 import type { Static } from "@sinclair/typebox";
 import type { EnvironmentSummary as EnvironmentSummarySchema } from "../../protocol/actions/prepare.js";
@@ -18,7 +18,7 @@ import { cacheKey, EnvironmentCache, type CacheEntry } from "./cache.js";
 import { flakeInputPaths, rootFlakeInputs } from "./flake-inputs.js";
 import { environmentFromDevEnv, envStorePath, shellHookOf, type DevEnvJson } from "./dev-env.js";
 import { fingerprintFiles, fingerprintsMatch } from "./fingerprint.js";
-import { writeFileIfChanged } from "./files.js";
+import { readWorkspaceFile, writeFileIfChanged } from "./files.js";
 import { runShellHook } from "./hooks.js";
 import { readLockedInput } from "./pin.js";
 import { evaluatedWorkspaceFiles } from "./evaluated-files.js";
@@ -226,8 +226,10 @@ export class NixPreparer {
     const staging = mkdtempSync(join(paths.hotline, ".staging-"));
     try {
       writeFileIfChanged(join(staging, "flake.nix"), renderPackagesFlake(recipe.pin.url, recipe.packages));
-      const lockReusable = existsSync(paths.lock) && lockBelongsTo(paths.lock, recipe.pin.url);
-      if (lockReusable) copyFileSync(paths.lock, join(staging, "flake.lock"));
+      // Copied through a read that refuses a FIFO (copyFileSync's open would block the daemon on one).
+      const reusedLock = lockBelongsTo(paths.lock, recipe.pin.url) ? readWorkspaceFile(paths.lock) : undefined;
+      const lockReusable = reusedLock !== undefined;
+      if (reusedLock) writeFileIfChanged(join(staging, "flake.lock"), reusedLock);
       let pin = recipe.pin;
       if (lockReusable) pin = { ...pin, ...readLockedInput(paths.lock) };
       let entry = pin.narHash
@@ -271,7 +273,7 @@ export class NixPreparer {
   private async prepareFlake(workspace: string, recipe: Extract<Recipe, { kind: "flake" }>, ctx: RunContext): Promise<PrepareOutcome> {
     const { dir, attr } = parseFlakeRef(workspace, recipe.ref);
     const lockPath = join(dir, "flake.lock");
-    const lockBefore = existsSync(lockPath) ? readFileSync(lockPath) : null;
+    const lockBefore = readWorkspaceFile(lockPath) ?? null;
     const generated = dir === workspacePaths(workspace).flakeDir || dir.startsWith(workspacePaths(workspace).hotline + sep);
     const flakeRef = `${generated ? "path:" : ""}${dir}`;
     const installable = `${flakeRef}${attr ? `#${attr}` : ""}`;

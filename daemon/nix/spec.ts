@@ -1,7 +1,8 @@
-import { closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { ActionError } from "../../protocol/errors.js";
 import { writeFileAtomicSync } from "../util/atomic-write.js";
+import { readRegularFileSync } from "../util/regular-file.js";
 import type { NixpkgsPin } from "./pin.js";
 import { checkSpec } from "./spec-check.js";
 
@@ -36,7 +37,9 @@ export function workspacePaths(workspace: string) {
 /** Reads the saved definition; undefined when there is none, `invalid_request` when it is unreadable. */
 export function readSpec(workspace: string): EnvironmentSpec | undefined {
   const path = workspacePaths(workspace).spec;
-  const text = readSpecText(path);
+  const text = readRegularFileSync(path, MAX_SPEC_BYTES, { remedy: 'delete it, or pass "packages" or "flake" to replace it' })?.toString(
+    "utf8",
+  );
   if (text === undefined) return undefined;
   let raw: unknown;
   try {
@@ -56,34 +59,6 @@ export function readSpec(workspace: string): EnvironmentSpec | undefined {
 
 // The daemon writes a few hundred bytes; a repository may carry anything at this path.
 const MAX_SPEC_BYTES = 256 * 1024;
-
-/** The file's text: non-blocking open (a FIFO never blocks), regular files only, bounded size. */
-function readSpecText(path: string): string | undefined {
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw err;
-  }
-  try {
-    const stats = fstatSync(fd);
-    const refuse = !stats.isFile()
-      ? "is not a regular file"
-      : stats.size > MAX_SPEC_BYTES
-        ? `is larger than ${MAX_SPEC_BYTES} bytes`
-        : undefined;
-    if (refuse) {
-      throw new ActionError("invalid_request", `${path} ${refuse}; delete it, or pass "packages" or "flake" to replace it`, {
-        path: "/workspace",
-        details: { file: path },
-      });
-    }
-    return readFileSync(fd, "utf8");
-  } finally {
-    closeSync(fd);
-  }
-}
 
 /** Saves the definition atomically (only after a successful preparation). */
 export function writeSpec(workspace: string, spec: EnvironmentSpec): void {

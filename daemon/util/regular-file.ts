@@ -1,4 +1,4 @@
-import { constants, type Stats } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readFileSync, type Stats } from "node:fs";
 import { open, stat, type FileHandle } from "node:fs/promises";
 import { ActionError } from "../../protocol/errors.js";
 
@@ -37,5 +37,43 @@ export async function openRegularFile(path: string, field = "/path"): Promise<{ 
   } catch (err) {
     await handle.close();
     throw err;
+  }
+}
+
+/**
+ * Reads `path` synchronously only when it is a regular file of at most `maxBytes`; undefined when
+ * it does not exist. For files a job controls that are read on the main thread: a sync open() of a
+ * FIFO blocks the whole daemon until a writer appears, so the open is non-blocking and the opened
+ * descriptor is checked. `field` is the JSON Pointer named in the error; `remedy` ends its message.
+ */
+export function readRegularFileSync(path: string, maxBytes: number, how: { field?: string; remedy?: string } = {}): Buffer | undefined {
+  const { field = "/workspace", remedy = "replace it with a regular file or remove it" } = how;
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return undefined;
+    throw new ActionError("invalid_request", `cannot read ${path}: ${(err as Error).message}; ${remedy}`, {
+      path: field,
+      details: { file: path },
+    });
+  }
+  try {
+    const stats = fstatSync(fd);
+    const refuse = !stats.isFile()
+      ? `is ${kindOf(stats)}; only regular files are read`
+      : stats.size > maxBytes
+        ? `is larger than ${maxBytes} bytes`
+        : undefined;
+    if (refuse) {
+      throw new ActionError(stats.isFile() ? "limit_exceeded" : "invalid_request", `${path} ${refuse}; ${remedy}`, {
+        path: field,
+        details: { file: path },
+      });
+    }
+    return readFileSync(fd);
+  } finally {
+    closeSync(fd);
   }
 }

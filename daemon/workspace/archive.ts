@@ -3,7 +3,7 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { runGit } from "../runners/git.js";
 import type { WorkspaceDeps } from "./deps.js";
-import type { LockWaitParams } from "./repo-lock.js";
+import { repoLockOptions, type LockWaitParams } from "./repo-lock.js";
 import { resolveCommit, type WorkContext } from "./git-helpers.js";
 import { checkId, DEFAULT_REPO_ID } from "./ids.js";
 import { requireRepo } from "./repos.js";
@@ -82,29 +82,20 @@ export async function bundleRepo(
   const repoId = checkId(params.repo ?? DEFAULT_REPO_ID, "repo", "/repo");
   const clonePath = await requireRepo(deps, repoId);
   const file = path.join(deps.stateDir, "bundles", `${repoId}-${stamp()}.bundle`);
-  return deps.locks.withLock(
-    repoId,
-    {
-      signal: ctx.signal,
-      purpose: `repos.bundle ${repoId}`,
-      timeoutMs: params.lockTimeoutMs,
-      onWait: () => ctx.progress?.({ phase: "waiting for repository lock" }),
-    },
-    async (lock) => {
-      ctx.progress?.({ phase: "bundling" });
-      const bytes = await produce(file, (partial) =>
-        runGit(["bundle", "create", "--progress", partial, "--all"], {
-          cwd: clonePath,
-          signal: ctx.signal,
-          onProgress: (u) => ctx.progress?.(u),
-        }).then(() => undefined),
-      );
-      const heads = (await runGit(["bundle", "list-heads", file], { cwd: clonePath, signal: ctx.signal })).stdout;
-      const refs = heads
-        .split("\n")
-        .map((line) => line.split(" ")[1])
-        .filter((r): r is string => r !== undefined && r.length > 0);
-      return { repo: repoId, path: file, bytes, refs, lockWaitMs: lock.waitedMs };
-    },
-  );
+  return deps.locks.withLock(repoId, repoLockOptions(`repos.bundle ${repoId}`, params, ctx), async (lock) => {
+    ctx.progress?.({ phase: "bundling" });
+    const bytes = await produce(file, (partial) =>
+      runGit(["bundle", "create", "--progress", partial, "--all"], {
+        cwd: clonePath,
+        signal: ctx.signal,
+        onProgress: (u) => ctx.progress?.(u),
+      }).then(() => undefined),
+    );
+    const heads = (await runGit(["bundle", "list-heads", file], { cwd: clonePath, signal: ctx.signal })).stdout;
+    const refs = heads
+      .split("\n")
+      .map((line) => line.split(" ")[1])
+      .filter((r): r is string => r !== undefined && r.length > 0);
+    return { repo: repoId, path: file, bytes, refs, lockWaitMs: lock.waitedMs };
+  });
 }

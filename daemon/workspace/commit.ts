@@ -1,7 +1,7 @@
 import { ActionError } from "../../protocol/errors.js";
 import { runGit, splitNul } from "../runners/git.js";
 import type { WorkspaceDeps } from "./deps.js";
-import type { LockWaitParams } from "./repo-lock.js";
+import { repoLockOptions, type LockWaitParams } from "./repo-lock.js";
 import { exists, identityEnv, type WorkContext } from "./git-helpers.js";
 import { checkId } from "./ids.js";
 import { loadTask } from "./tasks.js";
@@ -54,32 +54,23 @@ export async function commitTask(
   const cwd = meta.path;
   const signal = ctx.signal;
   const env = await identityEnv(cwd, deps.identity, signal); // outside the lock: reads config only
-  return deps.locks.withLock(
-    meta.repo,
-    {
-      signal,
-      purpose: `tasks.commit ${meta.task}`,
-      timeoutMs: params.lockTimeoutMs,
-      onWait: () => ctx.progress?.({ phase: "waiting for repository lock" }),
-    },
-    async (lock) => {
-      await runGit(["add", "-A"], { cwd, signal });
-      // Always run, whether or not .env exists or is staged: it must not depend on a pathspec matching.
-      await runGit(["reset", "-q", "--", ":(top,literal).env"], { cwd, signal });
-      const staged = splitNul((await runGit(["diff", "--cached", "--name-only", "--no-renames", "-z"], { cwd, signal })).stdout);
-      const leaked = staged.filter(isRootEnvPath);
-      if (leaked.length > 0) {
-        await runGit(["reset", "-q"], { cwd, signal, allowFailure: true });
-        throw new ActionError(
-          "internal",
-          `refusing to commit: the root .env is still staged after an explicit reset (${leaked.join(", ")}); nothing was committed`,
-        );
-      }
-      const base = { task: meta.task, branch: meta.branch, lockWaitMs: lock.waitedMs };
-      if (staged.length === 0) return { ...base, committed: false, files: [], fileCount: 0 };
-      await runGit(["commit", "-q", "--no-verify", "--cleanup=whitespace", "--file=-"], { cwd, env, signal, input: params.message });
-      const commit = (await runGit(["rev-parse", "HEAD"], { cwd, signal })).stdout.trim();
-      return { ...base, committed: true, commit, files: staged.slice(0, MAX_LISTED_FILES), fileCount: staged.length };
-    },
-  );
+  return deps.locks.withLock(meta.repo, repoLockOptions(`tasks.commit ${meta.task}`, params, ctx), async (lock) => {
+    await runGit(["add", "-A"], { cwd, signal });
+    // Always run, whether or not .env exists or is staged: it must not depend on a pathspec matching.
+    await runGit(["reset", "-q", "--", ":(top,literal).env"], { cwd, signal });
+    const staged = splitNul((await runGit(["diff", "--cached", "--name-only", "--no-renames", "-z"], { cwd, signal })).stdout);
+    const leaked = staged.filter(isRootEnvPath);
+    if (leaked.length > 0) {
+      await runGit(["reset", "-q"], { cwd, signal, allowFailure: true });
+      throw new ActionError(
+        "internal",
+        `refusing to commit: the root .env is still staged after an explicit reset (${leaked.join(", ")}); nothing was committed`,
+      );
+    }
+    const base = { task: meta.task, branch: meta.branch, lockWaitMs: lock.waitedMs };
+    if (staged.length === 0) return { ...base, committed: false, files: [], fileCount: 0 };
+    await runGit(["commit", "-q", "--no-verify", "--cleanup=whitespace", "--file=-"], { cwd, env, signal, input: params.message });
+    const commit = (await runGit(["rev-parse", "HEAD"], { cwd, signal })).stdout.trim();
+    return { ...base, committed: true, commit, files: staged.slice(0, MAX_LISTED_FILES), fileCount: staged.length };
+  });
 }

@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto";
+import { constants } from "node:fs";
 import fs from "node:fs/promises";
 import os from "node:os";
+import { ActionError } from "../../protocol/errors.js";
 import { isSameProcess, pidAlive, processStartTicks } from "../process/index.js";
 
 /**
@@ -75,14 +77,38 @@ export async function tryCreateLock(file: string, record: LockRecord): Promise<b
   return true;
 }
 
-/** Reads the lock file; undefined text when it does not exist. */
+/** Longer than any record this module writes; a bigger file at the lock path is not ours. */
+const MAX_LOCK_BYTES = 64 * 1024;
+
+function notALockFile(file: string, what: string): ActionError {
+  return new ActionError("conflict", `${file} is ${what}, not a lock file; remove it and retry`, {
+    details: { lockFile: file },
+  });
+}
+
+/**
+ * Reads the lock file; undefined when it does not exist. Only a regular file counts: a symlink
+ * (dangling ones make create fail and read find nothing, forever), a FIFO (a blocking read holds
+ * a libuv thread) or anything else at the path is refused with `conflict` naming it.
+ */
 export async function readLock(file: string): Promise<{ text: string; record: LockRecord | undefined; ageMs: number } | undefined> {
+  let handle: fs.FileHandle;
   try {
-    const [text, stat] = await Promise.all([fs.readFile(file, "utf8"), fs.stat(file)]);
-    return { text, record: parseRecord(text), ageMs: Date.now() - stat.mtimeMs };
+    handle = await fs.open(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY | constants.O_NOFOLLOW);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return undefined;
+    if (code === "ELOOP") throw notALockFile(file, "a symbolic link");
     throw error;
+  }
+  try {
+    const stat = await handle.stat();
+    if (!stat.isFile()) throw notALockFile(file, "not a regular file");
+    if (stat.size > MAX_LOCK_BYTES) throw notALockFile(file, `larger than ${MAX_LOCK_BYTES} bytes`);
+    const text = await handle.readFile("utf8");
+    return { text, record: parseRecord(text), ageMs: Date.now() - stat.mtimeMs };
+  } finally {
+    await handle.close();
   }
 }
 

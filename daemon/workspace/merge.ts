@@ -3,7 +3,7 @@ import path from "node:path";
 import { ActionError } from "../../protocol/errors.js";
 import { runGit, splitNul } from "../runners/git.js";
 import type { WorkspaceDeps } from "./deps.js";
-import type { LockWaitParams } from "./repo-lock.js";
+import { repoLockOptions, type LockWaitParams } from "./repo-lock.js";
 import { headInfo, identityEnv, sweepLeftovers, type WorkContext } from "./git-helpers.js";
 import { checkId, checkRefArgument } from "./ids.js";
 import { requireRepo } from "./repos.js";
@@ -51,63 +51,54 @@ export async function mergeTask(
   const clonePath = await requireRepo(deps, meta.repo);
   const signal = ctx.signal;
   const env = await identityEnv(clonePath, deps.identity, signal); // outside the lock: config is shared by all worktrees
-  return deps.locks.withLock(
-    meta.repo,
-    {
-      signal,
-      purpose: `tasks.merge ${meta.task}`,
-      timeoutMs: params.lockTimeoutMs,
-      onWait: () => ctx.progress?.({ phase: "waiting for repository lock" }),
-    },
-    async (lock) => {
-      const into = params.into ?? (await headInfo(clonePath, signal)).branch;
-      if (into === null)
-        throw new ActionError("conflict", `the clone of ${meta.repo} has a detached HEAD; pass into: "<branch>"`, { path: "/into" });
-      checkRefArgument(into, "/into");
-      if (into === meta.branch)
-        throw new ActionError("invalid_request", `cannot merge ${meta.branch} into itself; pass another branch as into`, { path: "/into" });
-      const known = await runGit(["show-ref", "--verify", "--quiet", `refs/heads/${into}`], { cwd: clonePath, signal, allowFailure: true });
-      if (known.exitCode !== 0)
-        throw new ActionError("not_found", `branch ${into} does not exist in repository ${meta.repo}`, { path: "/into" });
+  return deps.locks.withLock(meta.repo, repoLockOptions(`tasks.merge ${meta.task}`, params, ctx), async (lock) => {
+    const into = params.into ?? (await headInfo(clonePath, signal)).branch;
+    if (into === null)
+      throw new ActionError("conflict", `the clone of ${meta.repo} has a detached HEAD; pass into: "<branch>"`, { path: "/into" });
+    checkRefArgument(into, "/into");
+    if (into === meta.branch)
+      throw new ActionError("invalid_request", `cannot merge ${meta.branch} into itself; pass another branch as into`, { path: "/into" });
+    const known = await runGit(["show-ref", "--verify", "--quiet", `refs/heads/${into}`], { cwd: clonePath, signal, allowFailure: true });
+    if (known.exitCode !== 0)
+      throw new ActionError("not_found", `branch ${into} does not exist in repository ${meta.repo}`, { path: "/into" });
 
-      if ((await sweepLeftovers(deps.layout.repoDir(meta.repo), ".merge-")) > 0)
-        await runGit(["worktree", "prune"], { cwd: clonePath, signal });
-      let where = await worktreeOf(clonePath, into, signal);
-      let temporary: string | undefined;
-      if (where === undefined) {
-        temporary = path.join(deps.layout.repoDir(meta.repo), `.merge-${randomBytes(4).toString("hex")}`);
-        await runGit(["worktree", "add", "--quiet", "--", temporary, into], { cwd: clonePath, signal });
-        where = temporary;
+    if ((await sweepLeftovers(deps.layout.repoDir(meta.repo), ".merge-")) > 0)
+      await runGit(["worktree", "prune"], { cwd: clonePath, signal });
+    let where = await worktreeOf(clonePath, into, signal);
+    let temporary: string | undefined;
+    if (where === undefined) {
+      temporary = path.join(deps.layout.repoDir(meta.repo), `.merge-${randomBytes(4).toString("hex")}`);
+      await runGit(["worktree", "add", "--quiet", "--", temporary, into], { cwd: clonePath, signal });
+      where = temporary;
+    }
+    try {
+      const dirty = await trackedChanges(where, signal);
+      if (dirty.length > 0) {
+        throw new ActionError(
+          "conflict",
+          `the worktree of ${into} (${where}) has uncommitted changes to tracked files; commit or discard them before merging`,
+          { path: "/into", details: { worktree: where } },
+        );
       }
-      try {
-        const dirty = await trackedChanges(where, signal);
-        if (dirty.length > 0) {
-          throw new ActionError(
-            "conflict",
-            `the worktree of ${into} (${where}) has uncommitted changes to tracked files; commit or discard them before merging`,
-            { path: "/into", details: { worktree: where } },
-          );
-        }
-        const before = (await headInfo(where, signal)).commit;
-        const message = `Merge ${meta.branch} into ${into}`;
-        // Not `git merge -- <ref>`: the ref is our own refs/heads/task-<validated id>.
-        const r = await runGit(["merge", "--no-ff", "--no-edit", "-m", message, `refs/heads/${meta.branch}`], {
-          cwd: where,
-          env,
-          signal,
-          allowFailure: true,
-        });
-        if (r.exitCode !== 0) throw await abortMerge(where, meta.branch, into, r.stdout + r.stderr, signal);
-        const after = (await headInfo(where, signal)).commit!;
-        return { task: meta.task, branch: meta.branch, into, merged: after !== before, commit: after, lockWaitMs: lock.waitedMs };
-      } finally {
-        if (temporary !== undefined) {
-          await runGit(["worktree", "remove", "--force", "--", temporary], { cwd: clonePath, allowFailure: true });
-          await runGit(["worktree", "prune"], { cwd: clonePath, allowFailure: true });
-        }
+      const before = (await headInfo(where, signal)).commit;
+      const message = `Merge ${meta.branch} into ${into}`;
+      // Not `git merge -- <ref>`: the ref is our own refs/heads/task-<validated id>.
+      const r = await runGit(["merge", "--no-ff", "--no-edit", "-m", message, `refs/heads/${meta.branch}`], {
+        cwd: where,
+        env,
+        signal,
+        allowFailure: true,
+      });
+      if (r.exitCode !== 0) throw await abortMerge(where, meta.branch, into, r.stdout + r.stderr, signal);
+      const after = (await headInfo(where, signal)).commit!;
+      return { task: meta.task, branch: meta.branch, into, merged: after !== before, commit: after, lockWaitMs: lock.waitedMs };
+    } finally {
+      if (temporary !== undefined) {
+        await runGit(["worktree", "remove", "--force", "--", temporary], { cwd: clonePath, allowFailure: true });
+        await runGit(["worktree", "prune"], { cwd: clonePath, allowFailure: true });
       }
-    },
-  );
+    }
+  });
 }
 
 /** Collects the conflicting files, aborts the merge, verifies the tree is clean, and builds the error. */

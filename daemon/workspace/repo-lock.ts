@@ -1,8 +1,11 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
+import type { Static, TObject } from "@sinclair/typebox";
 import { ActionError } from "../../protocol/errors.js";
+import type { LockWaitParams as LockWaitProperties } from "../../protocol/workspace.js";
 import { KeyedMutex } from "../util/mutex.js";
+import type { WorkContext } from "./git-helpers.js";
 import { breakStaleLock, isStale, ownRecord, readLock, removeOwnLock, tryCreateLock, type LockRecord } from "./lock-file.js";
 
 /**
@@ -33,9 +36,17 @@ export interface AcquireOptions {
   timeoutMs?: number;
 }
 
-/** The lock parameter of every action that takes a repository lock (`lockTimeoutMs`). */
-export interface LockWaitParams {
-  lockTimeoutMs?: number;
+/** The lock parameter of every action that takes a repository lock (`lockTimeoutMs`), as the protocol defines it. */
+export type LockWaitParams = Static<TObject<typeof LockWaitProperties>>;
+
+/** The lock options of every repository action: its purpose, its deadline, and a progress note while it waits. */
+export function repoLockOptions(purpose: string, params: LockWaitParams, ctx: Pick<WorkContext, "signal" | "progress">): AcquireOptions {
+  return {
+    signal: ctx.signal,
+    purpose,
+    timeoutMs: params.lockTimeoutMs,
+    onWait: () => ctx.progress?.({ phase: "waiting for repository lock" }),
+  };
 }
 
 /** What a held lock reports; `waited`/`waitedMs` let callers and tests observe contention. */
@@ -127,11 +138,25 @@ export class RepoLocks {
     try {
       await fs.mkdir(path.dirname(file), { recursive: true });
       let pause = POLL_START_MS;
+      const pauseOrEnd = async () => {
+        await delay(pause, undefined, { signal }).catch((error: unknown) => {
+          signal.throwIfAborted(); // surface the caller's reason (or the deadline), not a generic AbortError
+          throw error;
+        });
+        pause = Math.min(pause * 2, POLL_MAX_MS);
+      };
       while (!(await tryCreateLock(file, record))) {
+        signal.throwIfAborted();
         const current = await readLock(file);
-        if (!current) continue; // released between our create and read: try again at once
+        if (!current) {
+          // Released between our create and read; back off all the same, so a path that keeps
+          // failing create while reading as absent can never spin without a deadline.
+          await pauseOrEnd();
+          continue;
+        }
         if (isStale(current)) {
           if (await breakStaleLock(file, current.text)) recoveredStale = true;
+          else await pauseOrEnd(); // another process is breaking it: give it time
           continue;
         }
         waited = true;
@@ -148,11 +173,7 @@ export class RepoLocks {
           const h = current.record;
           options.onWait?.({ holder: h && { pid: h.pid, purpose: h.purpose, acquiredAt: h.acquiredAt } });
         }
-        await delay(pause, undefined, { signal }).catch((error: unknown) => {
-          signal.throwIfAborted(); // surface the caller's reason (or the deadline), not a generic AbortError
-          throw error;
-        });
-        pause = Math.min(pause * 2, POLL_MAX_MS);
+        await pauseOrEnd();
       }
     } catch (error) {
       unlock();

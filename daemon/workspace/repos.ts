@@ -6,7 +6,7 @@ import { ActionError } from "../../protocol/errors.js";
 import type { RepoInfo as RepoInfoSchema } from "../../protocol/workspace.js";
 import { GitFailure, runGit } from "../runners/git.js";
 import type { WorkspaceDeps } from "./deps.js";
-import type { LockWaitParams } from "./repo-lock.js";
+import { repoLockOptions, type LockWaitParams } from "./repo-lock.js";
 import { exists, headInfo, listDir, identityEnv, pinEnvExclude, sweepLeftovers, type WorkContext } from "./git-helpers.js";
 import { DEFAULT_REPO_ID, isValidId } from "./ids.js";
 import { checkClonePath, checkCloneUrl, maskUrlCredentials } from "./source-url.js";
@@ -42,61 +42,52 @@ const INITIAL_COMMIT_MESSAGE = "Initial commit (created by hotline so task branc
 export async function addRepo(deps: WorkspaceDeps, params: AddRepoParams, ctx: WorkContext = {}): Promise<AddRepoResult> {
   const { repoId, source, clonePath, repoDir } = await checkAddRepo(deps, params);
   await fs.mkdir(repoDir, { recursive: true });
-  return deps.locks.withLock(
-    repoId,
-    {
-      signal: ctx.signal,
-      purpose: `repos.add ${repoId}`,
-      timeoutMs: params.lockTimeoutMs,
-      onWait: () => ctx.progress?.({ phase: "waiting for repository lock" }),
-    },
-    async (lock) => {
-      if (await exists(clonePath)) {
-        throw repoExists(repoId, clonePath);
+  return deps.locks.withLock(repoId, repoLockOptions(`repos.add ${repoId}`, params, ctx), async (lock) => {
+    if (await exists(clonePath)) {
+      throw repoExists(repoId, clonePath);
+    }
+    await sweepLeftovers(repoDir, ".repo.partial-");
+    const partial = path.join(repoDir, `.repo.partial-${randomBytes(4).toString("hex")}`);
+    try {
+      if (source !== undefined) {
+        ctx.progress?.({ phase: "cloning", message: params.url !== undefined ? maskUrlCredentials(source) : source });
+        await runGit(["clone", "--progress", "--", source, partial], {
+          cwd: repoDir,
+          signal: ctx.signal,
+          onProgress: (u) => ctx.progress?.(u),
+          onStderrLine: (line) => ctx.output?.("stderr", `${line}\n`),
+        }).catch((error: unknown) => {
+          throw cloneError(error, params.url !== undefined ? "/url" : "/path");
+        });
+      } else {
+        await runGit(["init", "-q", "-b", INIT_BRANCH, "--", partial], { cwd: repoDir, signal: ctx.signal });
       }
-      await sweepLeftovers(repoDir, ".repo.partial-");
-      const partial = path.join(repoDir, `.repo.partial-${randomBytes(4).toString("hex")}`);
-      try {
-        if (source !== undefined) {
-          ctx.progress?.({ phase: "cloning", message: params.url !== undefined ? maskUrlCredentials(source) : source });
-          await runGit(["clone", "--progress", "--", source, partial], {
-            cwd: repoDir,
-            signal: ctx.signal,
-            onProgress: (u) => ctx.progress?.(u),
-            onStderrLine: (line) => ctx.output?.("stderr", `${line}\n`),
-          }).catch((error: unknown) => {
-            throw cloneError(error, params.url !== undefined ? "/url" : "/path");
-          });
-        } else {
-          await runGit(["init", "-q", "-b", INIT_BRANCH, "--", partial], { cwd: repoDir, signal: ctx.signal });
-        }
-        let head = await headInfo(partial, ctx.signal);
-        let initialCommit = false;
-        if (head.commit === null) {
-          const env = await identityEnv(partial, deps.identity, ctx.signal);
-          await runGit(["commit", "-q", "--allow-empty", "-m", INITIAL_COMMIT_MESSAGE], { cwd: partial, env, signal: ctx.signal });
-          head = await headInfo(partial, ctx.signal);
-          initialCommit = true;
-        }
-        await pinEnvExclude(path.join(partial, ".git"));
-        ctx.signal?.throwIfAborted();
-        await fs.rename(partial, clonePath);
-        const origin = await originOf(clonePath, ctx.signal);
-        return {
-          repo: repoId,
-          path: clonePath,
-          ...head,
-          origin,
-          source: source ? "clone" : "init",
-          initialCommit,
-          lockWaitMs: lock.waitedMs,
-        };
-      } catch (error) {
-        await fs.rm(partial, { recursive: true, force: true });
-        throw error;
+      let head = await headInfo(partial, ctx.signal);
+      let initialCommit = false;
+      if (head.commit === null) {
+        const env = await identityEnv(partial, deps.identity, ctx.signal);
+        await runGit(["commit", "-q", "--allow-empty", "-m", INITIAL_COMMIT_MESSAGE], { cwd: partial, env, signal: ctx.signal });
+        head = await headInfo(partial, ctx.signal);
+        initialCommit = true;
       }
-    },
-  );
+      await pinEnvExclude(path.join(partial, ".git"));
+      ctx.signal?.throwIfAborted();
+      await fs.rename(partial, clonePath);
+      const origin = await originOf(clonePath, ctx.signal);
+      return {
+        repo: repoId,
+        path: clonePath,
+        ...head,
+        origin,
+        source: source ? "clone" : "init",
+        initialCommit,
+        lockWaitMs: lock.waitedMs,
+      };
+    } catch (error) {
+      await fs.rm(partial, { recursive: true, force: true });
+      throw error;
+    }
+  });
 }
 
 /**

@@ -4,7 +4,7 @@ import path from "node:path";
 import { ActionError } from "../../protocol/errors.js";
 import { runGit } from "../runners/git.js";
 import type { WorkspaceDeps } from "./deps.js";
-import type { LockWaitParams } from "./repo-lock.js";
+import { repoLockOptions, type LockWaitParams } from "./repo-lock.js";
 import { formatEnvFile } from "./env-file.js";
 import { commonGitDir, envIsTracked, pinEnvExclude, type WorkContext } from "./git-helpers.js";
 import { checkId } from "./ids.js";
@@ -51,7 +51,7 @@ export async function writeSecrets(deps: WorkspaceDeps, params: WriteSecretsPara
     worktree = await requireRepo(deps, repo);
   }
   const signal = ctx.signal;
-  return deps.locks.withLock(repo, { signal, purpose: `secrets.write ${task ?? repo}`, timeoutMs: params.lockTimeoutMs }, async (lock) => {
+  return deps.locks.withLock(repo, repoLockOptions(`secrets.write ${task ?? repo}`, params, ctx), async (lock) => {
     await pinEnvExclude(await commonGitDir(worktree, signal));
     const target = path.join(worktree, ".env");
     if (await envIsTracked(worktree, signal)) {

@@ -5,7 +5,7 @@ import { ActionError } from "../../protocol/errors.js";
 import type { TaskInfo as TaskInfoSchema } from "../../protocol/workspace.js";
 import { GitFailure, runGit } from "../runners/git.js";
 import type { WorkspaceDeps } from "./deps.js";
-import type { LockWaitParams } from "./repo-lock.js";
+import { repoLockOptions, type LockWaitParams } from "./repo-lock.js";
 import { exists, headInfo, listDir, resolveCommit, type WorkContext } from "./git-helpers.js";
 import { checkId, DEFAULT_REPO_ID, isValidId } from "./ids.js";
 import { requireRepo } from "./repos.js";
@@ -65,47 +65,43 @@ export async function createTask(
   const taskDir = deps.layout.taskDir(taskId);
   const worktree = deps.layout.worktreePath(taskId);
   const branch = deps.layout.branch(taskId);
-  return deps.locks.withLock(
-    repoId,
-    { signal: ctx.signal, purpose: `tasks.create ${taskId}`, timeoutMs: params.lockTimeoutMs },
-    async (lock) => {
-      if (await exists(taskDir)) throw await taskExists(deps, taskId);
-      const base = params.base ?? "HEAD";
-      const baseCommit = await resolveCommit(clonePath, base, "/base", ctx.signal);
-      const branchExists = await runGit(["show-ref", "--verify", "--quiet", `refs/heads/${branch}`], {
-        cwd: clonePath,
-        signal: ctx.signal,
-        allowFailure: true,
-      });
-      if (branchExists.exitCode === 0) {
-        throw new ActionError(
-          "conflict",
-          `branch ${branch} already exists in repository ${repoId} (a removed task's unmerged work is kept there); choose another task id, or delete the branch first (git -C ${clonePath} branch -D ${branch})`,
-          { path: "/task" },
-        );
-      }
-      await fs.mkdir(deps.layout.tasksDir, { recursive: true });
-      try {
-        await fs.mkdir(taskDir); // exclusive: a second create of the same id fails here
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === "EEXIST") throw await taskExists(deps, taskId);
-        throw error;
-      }
-      try {
-        await runGit(["worktree", "add", "--quiet", "-b", branch, "--", worktree, baseCommit], { cwd: clonePath, signal: ctx.signal });
-        const meta: TaskMeta = { task: taskId, repo: repoId, branch, base, baseCommit, createdAt: new Date().toISOString() };
-        const metaPath = deps.layout.taskMetaPath(taskId);
-        await fs.writeFile(`${metaPath}.tmp`, `${JSON.stringify(meta, null, 2)}\n`);
-        await fs.rename(`${metaPath}.tmp`, metaPath);
-        return { ...meta, path: worktree, commit: baseCommit, lockWaitMs: lock.waitedMs };
-      } catch (error) {
-        await runGit(["worktree", "remove", "--force", "--", worktree], { cwd: clonePath, allowFailure: true });
-        await runGit(["branch", "-D", "--", branch], { cwd: clonePath, allowFailure: true });
-        await fs.rm(taskDir, { recursive: true, force: true });
-        throw error;
-      }
-    },
-  );
+  return deps.locks.withLock(repoId, repoLockOptions(`tasks.create ${taskId}`, params, ctx), async (lock) => {
+    if (await exists(taskDir)) throw await taskExists(deps, taskId);
+    const base = params.base ?? "HEAD";
+    const baseCommit = await resolveCommit(clonePath, base, "/base", ctx.signal);
+    const branchExists = await runGit(["show-ref", "--verify", "--quiet", `refs/heads/${branch}`], {
+      cwd: clonePath,
+      signal: ctx.signal,
+      allowFailure: true,
+    });
+    if (branchExists.exitCode === 0) {
+      throw new ActionError(
+        "conflict",
+        `branch ${branch} already exists in repository ${repoId} (a removed task's unmerged work is kept there); choose another task id, or delete the branch first (git -C ${clonePath} branch -D ${branch})`,
+        { path: "/task" },
+      );
+    }
+    await fs.mkdir(deps.layout.tasksDir, { recursive: true });
+    try {
+      await fs.mkdir(taskDir); // exclusive: a second create of the same id fails here
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "EEXIST") throw await taskExists(deps, taskId);
+      throw error;
+    }
+    try {
+      await runGit(["worktree", "add", "--quiet", "-b", branch, "--", worktree, baseCommit], { cwd: clonePath, signal: ctx.signal });
+      const meta: TaskMeta = { task: taskId, repo: repoId, branch, base, baseCommit, createdAt: new Date().toISOString() };
+      const metaPath = deps.layout.taskMetaPath(taskId);
+      await fs.writeFile(`${metaPath}.tmp`, `${JSON.stringify(meta, null, 2)}\n`);
+      await fs.rename(`${metaPath}.tmp`, metaPath);
+      return { ...meta, path: worktree, commit: baseCommit, lockWaitMs: lock.waitedMs };
+    } catch (error) {
+      await runGit(["worktree", "remove", "--force", "--", worktree], { cwd: clonePath, allowFailure: true });
+      await runGit(["branch", "-D", "--", branch], { cwd: clonePath, allowFailure: true });
+      await fs.rm(taskDir, { recursive: true, force: true });
+      throw error;
+    }
+  });
 }
 
 async function taskExists(deps: WorkspaceDeps, taskId: string): Promise<ActionError> {
@@ -161,33 +157,29 @@ export async function removeTask(
   const meta = await loadTask(deps, taskId);
   const clonePath = await requireRepo(deps, meta.repo);
   const force = params.force === true;
-  return deps.locks.withLock(
-    meta.repo,
-    { signal: ctx.signal, purpose: `tasks.remove ${meta.task}`, timeoutMs: params.lockTimeoutMs },
-    async (lock) => {
-      if (await exists(meta.path)) {
-        const args = ["worktree", "remove", ...(force ? ["--force", "--force"] : []), "--", meta.path];
-        await runGit(args, { cwd: clonePath, signal: ctx.signal }).catch((error: unknown) => {
-          if (error instanceof GitFailure && /modified or untracked|locked|is dirty/i.test(error.stderr)) {
-            throw new ActionError(
-              "conflict",
-              `task ${meta.task} has uncommitted changes; commit them with tasks.commit, or pass force: true to discard them`,
-              { path: "/task" },
-            );
-          }
-          throw error;
-        });
-      }
-      await runGit(["worktree", "prune"], { cwd: clonePath, signal: ctx.signal });
-      const del = await runGit(["branch", force ? "-D" : "-d", "--", meta.branch], {
-        cwd: clonePath,
-        signal: ctx.signal,
-        allowFailure: true,
+  return deps.locks.withLock(meta.repo, repoLockOptions(`tasks.remove ${meta.task}`, params, ctx), async (lock) => {
+    if (await exists(meta.path)) {
+      const args = ["worktree", "remove", ...(force ? ["--force", "--force"] : []), "--", meta.path];
+      await runGit(args, { cwd: clonePath, signal: ctx.signal }).catch((error: unknown) => {
+        if (error instanceof GitFailure && /modified or untracked|locked|is dirty/i.test(error.stderr)) {
+          throw new ActionError(
+            "conflict",
+            `task ${meta.task} has uncommitted changes; commit them with tasks.commit, or pass force: true to discard them`,
+            { path: "/task" },
+          );
+        }
+        throw error;
       });
-      await fs.rm(deps.layout.taskDir(meta.task), { recursive: true, force: true });
-      return { task: meta.task, repo: meta.repo, branch: meta.branch, branchDeleted: del.exitCode === 0, lockWaitMs: lock.waitedMs };
-    },
-  );
+    }
+    await runGit(["worktree", "prune"], { cwd: clonePath, signal: ctx.signal });
+    const del = await runGit(["branch", force ? "-D" : "-d", "--", meta.branch], {
+      cwd: clonePath,
+      signal: ctx.signal,
+      allowFailure: true,
+    });
+    await fs.rm(deps.layout.taskDir(meta.task), { recursive: true, force: true });
+    return { task: meta.task, repo: meta.repo, branch: meta.branch, branchDeleted: del.exitCode === 0, lockWaitMs: lock.waitedMs };
+  });
 }
 
 /**
@@ -216,7 +208,7 @@ async function removeHalfCreatedTask(
     return { task: taskId, repo: repo ?? "", branch, branchDeleted: false, lockWaitMs: 0 };
   }
   const clonePath = deps.layout.clonePath(repo);
-  return deps.locks.withLock(repo, { signal: ctx.signal, purpose: `tasks.remove ${taskId}`, timeoutMs: lockTimeoutMs }, async (lock) => {
+  return deps.locks.withLock(repo, repoLockOptions(`tasks.remove ${taskId}`, { lockTimeoutMs }, ctx), async (lock) => {
     await clear();
     await runGit(["worktree", "prune"], { cwd: clonePath, signal: ctx.signal });
     const del = await runGit(["branch", "-D", "--", branch], { cwd: clonePath, signal: ctx.signal, allowFailure: true });

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -218,4 +218,29 @@ describe.skipIf(!toolAvailable("git") || !hasProc)("repository lock deadlines th
       expect(done).toMatchObject({ committed: true, files: ["a.txt"] });
     });
   });
+
+  it("a dangling symlink or a FIFO at the lock path is refused with conflict naming it, and the daemon keeps answering", async () => {
+    await withDaemon({}, async (daemon, client) => {
+      await client.ok("repos.add", { repo: "app", wait: 30_000 });
+      const task = await client.ok("tasks.create", { task: "t1", repo: "app" });
+      writeFile(task.path, "a.txt", "a\n");
+      const lockPath = path.join(daemon.dirs.root, "workspace/project/repos/app/.lock");
+      // Create fails with EEXIST and a read finds nothing: the old wait looped on this forever.
+      fs.symlinkSync(path.join(path.dirname(lockPath), "nowhere"), lockPath);
+      const viaLink = await client.call("tasks.commit", { task: "t1", message: "add a", lockTimeoutMs: 500 });
+      expect(viaLink.error).toMatchObject({ code: "conflict", details: { lockFile: lockPath } });
+      expect(viaLink.error.message).toContain(`${lockPath} is a symbolic link`);
+      expect(viaLink.error.message).toContain("remove it");
+      await client.ok("state.info", {});
+      fs.rmSync(lockPath);
+      execFileSync("mkfifo", [lockPath]);
+      const viaFifo = await client.call("tasks.commit", { task: "t1", message: "add a", lockTimeoutMs: 30_000 });
+      expect(viaFifo.error).toMatchObject({ code: "conflict", details: { lockFile: lockPath } });
+      expect(viaFifo.error.message).toContain("not a regular file");
+      await client.ok("state.info", {});
+      fs.rmSync(lockPath);
+      const done = await client.ok("tasks.commit", { task: "t1", message: "add a" });
+      expect(done).toMatchObject({ committed: true });
+    });
+  }, 20_000);
 });
