@@ -1,9 +1,5 @@
 import type { HotlineClient } from "../client/index.js";
-import type { InlineOutput, JobStatus } from "../protocol/common.js";
-
-/** Like the shell action's inline output: the whole output up to 64 KiB, else the first 16 KiB and the last 48 KiB. */
-export const HEAD_BYTES = 16 * 1024;
-export const TAIL_BYTES = 48 * 1024;
+import { INLINE_HEAD_BYTES as HEAD_BYTES, INLINE_TAIL_BYTES as TAIL_BYTES, type InlineOutput, type JobStatus } from "../protocol/common.js";
 
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 

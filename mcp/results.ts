@@ -1,7 +1,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { HotlineError } from "../client/index.js";
 import type { InlineOutput, JobStatus } from "../protocol/common.js";
-import { HEAD_BYTES } from "./output.js";
+import { INLINE_HEAD_BYTES as HEAD_BYTES } from "../protocol/common.js";
 import { toolName } from "./tools.js";
 
 /** Results whose JSON is longer than this are summarised without the JSON (structuredContent has it all). */

@@ -81,6 +81,10 @@ export const JobDeadline = {
 /** The reply of an action that started a job (its result is in job.result once it succeeded). */
 export const JobStartResult = Type.Object({ job: JobStatus });
 
+/** Inline output is the whole output up to INLINE_HEAD_BYTES + INLINE_TAIL_BYTES, else its first and last bytes. */
+export const INLINE_HEAD_BYTES = 16 * 1024;
+export const INLINE_TAIL_BYTES = 48 * 1024;
+
 /** A bounded slice of a job's output returned inline (head + tail when it is too long). */
 export const InlineOutput = Type.Object({
   data: Type.String(),

@@ -1,9 +1,6 @@
-import type { InlineOutput } from "../../protocol/common.js";
+import { INLINE_HEAD_BYTES, INLINE_TAIL_BYTES, type InlineOutput } from "../../protocol/common.js";
 import type { OutputLog } from "../jobs/output-log.js";
 import { encodeBytes } from "../jobs/utf8.js";
-
-export const INLINE_HEAD_BYTES = 16 * 1024;
-export const INLINE_TAIL_BYTES = 48 * 1024;
 
 function readAll(log: OutputLog, from: number, to: number): Buffer {
   const parts: Buffer[] = [];
