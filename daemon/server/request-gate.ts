@@ -79,9 +79,11 @@ export class RequestGate {
   private track(handling: Promise<void> | undefined): void {
     if (!handling) return;
     this.running++;
-    void handling.finally(() => {
+    // On either outcome: `finally` would hand a rejection on to a promise nobody awaits.
+    const done = (): void => {
       this.running--;
       this.wake();
-    });
+    };
+    handling.then(done, done);
   }
 }
