@@ -21,6 +21,19 @@ function recordingHooks(start: (frame: Buffer) => Promise<void> | undefined = ()
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 describe("RequestGate", () => {
+  it("pauses the socket as soon as a frame of a synchronous burst has to wait, not a turn later", async () => {
+    const { calls, hooks } = recordingHooks();
+    const gate = new RequestGate(hooks);
+    // ws emits every message of one read chunk synchronously, as here.
+    for (const name of ["a", "b", "c"]) gate.push(Buffer.from(name));
+    expect(calls).toEqual(["start a", "pause"]);
+    expect(gate.paused).toBe(true);
+    await nextTurn();
+    await nextTurn();
+    expect(calls).toEqual(["start a", "pause", "start b", "start c", "resume"]);
+    expect(gate.paused).toBe(false);
+  });
+
   it("a request whose handling rejects frees its place without an unhandled rejection", async () => {
     const unhandled: unknown[] = [];
     const onUnhandled = (reason: unknown): void => void unhandled.push(reason);

@@ -37,6 +37,12 @@ export class RequestGate {
   push(frame: Buffer): void {
     this.pending.push(frame);
     if (!this.scheduled) this.admit();
+    else if (!this.paused) {
+      // ws emits a read chunk's messages synchronously: stop reading now, not a turn later, so what
+      // waits is at most what was already read.
+      this.paused = true;
+      this.hooks.pause();
+    }
   }
 
   /** Something freed room (output drained, a request finished): try again next turn. */
