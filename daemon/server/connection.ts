@@ -16,6 +16,9 @@ const LOW_WATER = 3 * 1024 * 1024;
 export const CLOSE_TOKEN_INVALID = 4001;
 export const CLOSE_INTERNAL = 1011;
 
+/** The longest delay setTimeout keeps (2^31 - 1 ms, ~24.8 days). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** What the connection asks before each request: undefined while its token is valid, else why not. */
 export type TokenValidity = () => string | undefined;
 
@@ -64,9 +67,10 @@ export class Connection implements FollowSink {
 
   /** Closes the connection when its token expires, even if the client sends nothing more. */
   expireAt(expiresAt: number): void {
-    // setTimeout holds at most ~24.8 days; a later expiry is caught by the per-request check.
-    const delay = Math.min(Math.max(0, expiresAt - Date.now()), 2 ** 31 - 1);
-    this.expiryTimer = setTimeout(() => this.revoke("the token has expired"), delay);
+    const left = expiresAt - Date.now();
+    if (left <= 0) return this.revoke("the token has expired");
+    // setTimeout holds at most ~24.8 days (a longer delay fires at once): a later expiry re-arms.
+    this.expiryTimer = setTimeout(() => this.expireAt(expiresAt), Math.min(left, MAX_TIMER_MS));
     this.expiryTimer.unref();
   }
 
