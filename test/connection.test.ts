@@ -2,7 +2,9 @@ import { EventEmitter } from "node:events";
 import { pino } from "pino";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { WebSocket } from "ws";
+import type { ConnectionState } from "../daemon/actions/context.js";
 import type { Dispatcher } from "../daemon/dispatch/dispatcher.js";
+import type { Follower } from "../daemon/jobs/follow.js";
 import { CLOSE_TOKEN_INVALID, Connection } from "../daemon/server/connection.js";
 
 /** Stands in for a ws socket (a third-party part): records how the connection closed it. */
@@ -40,5 +42,29 @@ describe("Connection.expireAt", () => {
     expect(socket.closes).toEqual([]);
     vi.advanceTimersByTime(1000);
     expect(socket.closes).toEqual([[CLOSE_TOKEN_INVALID, "the token has expired"]]);
+  });
+});
+
+describe("Connection close", () => {
+  it("runs every cleanup and later close listeners even when one follower's close throws", () => {
+    const socket = new FakeSocket();
+    const connection = connect(socket);
+    const closed: string[] = [];
+    const follower = (name: string, fails = false) =>
+      ({
+        close: () => {
+          closed.push(name);
+          if (fails) throw new Error(`${name} failed to close`);
+        },
+      }) as unknown as Follower;
+    connection.state.followers.set("a", follower("a", true));
+    connection.state.followers.set("b", follower("b"));
+    connection.state.files = { close: () => closed.push("files") } as unknown as ConnectionState["files"];
+    let released = false;
+    socket.on("close", () => (released = true)); // as the server releases the connection's slot
+    socket.emit("close");
+    expect(closed).toEqual(["a", "b", "files"]);
+    expect(connection.state.followers.size).toBe(0);
+    expect(released).toBe(true);
   });
 });

@@ -57,7 +57,7 @@ export class Connection implements FollowSink {
     });
     ws.on("message", (data, isBinary) => this.guard(() => this.onMessage(data as Buffer, isBinary)));
     ws.on("pong", () => (this.alive = true));
-    ws.on("close", () => this.onClose());
+    ws.on("close", () => this.guard(() => this.onClose()));
     ws.on("error", (err) => log.debug({ err }, "socket error"));
   }
 
@@ -193,14 +193,18 @@ export class Connection implements FollowSink {
   }
 
   private onClose(): void {
-    if (this.expiryTimer) clearTimeout(this.expiryTimer);
-    this.gate.clear();
-    // Followers stop; the jobs themselves never notice that a client went away.
-    for (const follower of [...this.state.followers.values()]) follower.close();
-    this.state.followers.clear();
-    this.state.files?.close(); // uploads' temporary files removed, watchers stopped
-    this.state.watch?.close();
-    this.drainWaiters = [];
+    // Each cleanup runs even if one before it throws: what is skipped would outlive its client.
+    const cleanups: Array<() => void> = [
+      () => clearTimeout(this.expiryTimer),
+      () => this.gate.clear(),
+      // Followers stop; the jobs themselves never notice that a client went away.
+      ...[...this.state.followers.values()].map((follower) => () => follower.close()),
+      () => this.state.followers.clear(),
+      () => this.state.files?.close(), // uploads' temporary files removed, watchers stopped
+      () => this.state.watch?.close(),
+      () => (this.drainWaiters = []),
+    ];
+    for (const cleanup of cleanups) this.guard(cleanup);
     this.log.debug("connection closed");
   }
 }
