@@ -96,7 +96,8 @@ export class HotlineServer {
       return;
     }
     // While a connection's requests are held unread (its budget) its pongs go unread too, so the
-    // heartbeat cannot judge it: TCP keep-alive finds a peer that vanished without a reset.
+    // heartbeat judges it only by its output: TCP keep-alive finds a peer that vanished without a
+    // reset while nothing is queued for it.
     req.socket.setKeepAlive(true, options.heartbeatMs);
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       const id = `c${this.nextId++}`;
