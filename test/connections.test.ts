@@ -31,14 +31,22 @@ describe("heartbeat", () => {
   });
 });
 
-/** Resolves once the daemon's log (stderr) has contained `text`, counting from now. */
+/**
+ * Resolves once the daemon's log (stderr) has contained `text`, counting from now; rejects after
+ * 30 s, within the test's timeout, so a failing test still stops its daemon.
+ */
 function logged(daemon: TestDaemon, text: string): Promise<void> {
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     let seen = "";
+    const timer = setTimeout(() => {
+      daemon.proc.stderr!.off("data", onData);
+      reject(new Error(`the daemon did not log "${text}" within 30 s`));
+    }, 30_000);
     const onData = (chunk: Buffer): void => {
       seen += chunk.toString();
       if (!seen.includes(text)) return;
       daemon.proc.stderr!.off("data", onData);
+      clearTimeout(timer);
       resolve();
     };
     daemon.proc.stderr!.on("data", onData);
