@@ -1,5 +1,4 @@
-import type { ServerResponse } from "node:http";
-import type { HttpRoute } from "./server/http-routes.js";
+import { type HttpRoute, sendJson } from "./server/http-routes.js";
 import { checkUpgrade } from "./server/upgrade-guard.js";
 import type { TokenStore } from "./tokens/store.js";
 import type { McpHttpEndpoint } from "../mcp/http.js";
@@ -18,11 +17,6 @@ const MAX_SESSIONS = 16;
 /** A session with no request for this long is closed with its connection. */
 const SESSION_IDLE_MS = 10 * 60_000;
 
-function refuse(res: ServerResponse, status: number, code: string, message: string): void {
-  res.writeHead(status, { "Content-Type": "application/json" });
-  res.end(JSON.stringify({ ok: false, error: { code, message } }));
-}
-
 /** The /mcp route and a way to end its sessions at shutdown. */
 export interface McpRoute extends HttpRoute {
   close(): Promise<void>;
@@ -39,8 +33,7 @@ export function mcpRoute(options: McpRouteOptions): McpRoute {
     prefix: "/mcp",
     async handle(req, res) {
       const verdict = checkUpgrade(req, options.tokens, options.allowedOrigins);
-      if (!verdict.ok) return refuse(res, verdict.status, verdict.code, verdict.message);
-      const token = req.headers.authorization!.slice("Bearer ".length).trim();
+      if (!verdict.ok) return sendJson(res, verdict.status, verdict.code, verdict.message);
       endpoint ??= import("../mcp/http.js")
         .then(
           (m) =>
@@ -55,7 +48,7 @@ export function mcpRoute(options: McpRouteOptions): McpRoute {
           endpoint = undefined; // the next request tries again
           throw err;
         });
-      await (await endpoint).handle(req, res, { token, tokenId: verdict.tokenId });
+      await (await endpoint).handle(req, res, { token: verdict.token, tokenId: verdict.tokenId });
     },
     async close() {
       // Never throws: shutdown must go on to the server, the jobs and daemon.json.

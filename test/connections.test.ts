@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { readdirSync } from "node:fs";
 import WebSocket from "ws";
-import { TestDaemon } from "./helpers/daemon.js";
+import { TestClient, TestDaemon } from "./helpers/daemon.js";
 
 describe("heartbeat", () => {
   it("disconnects a client that stops answering pings, and keeps one that answers", async () => {
@@ -29,6 +29,67 @@ describe("heartbeat", () => {
       daemon.cleanup();
     }
   });
+});
+
+/**
+ * Resolves once the daemon's log (stderr) has contained `text`, counting from now; rejects after
+ * 30 s, within the test's timeout, so a failing test still stops its daemon.
+ */
+function logged(daemon: TestDaemon, text: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let seen = "";
+    const timer = setTimeout(() => {
+      daemon.proc.stderr!.off("data", onData);
+      reject(new Error(`the daemon did not log "${text}" within 30 s`));
+    }, 30_000);
+    const onData = (chunk: Buffer): void => {
+      seen += chunk.toString();
+      if (!seen.includes(text)) return;
+      daemon.proc.stderr!.off("data", onData);
+      clearTimeout(timer);
+      resolve();
+    };
+    daemon.proc.stderr!.on("data", onData);
+  });
+}
+
+describe("heartbeat of a client whose requests are held", () => {
+  it("cuts off one that pipelined and stopped reading (its slot is free again), and keeps one held only by running requests", async () => {
+    const daemon = await TestDaemon.start({ args: ["--heartbeat-ms", "200", "--max-connections", "3", "--log-level", "debug"] });
+    try {
+      const client = await daemon.client();
+      const { job: big } = await client.ok("shell", { command: "yes hotline | head -c 16777216", wait: 60_000 });
+      const { job: sleeper } = await client.ok("shell", { command: "sleep 120" });
+
+      // Held only by its own running requests: 300 jobs.wait, more than run at once, nothing queued to it.
+      const waiter = await daemon.client();
+      let waiterClosed = false;
+      waiter.ws.on("close", () => (waiterClosed = true));
+      const waiterHeld = logged(daemon, "client over budget");
+      for (let i = 0; i < 300; i++) waiter.sendRaw(JSON.stringify({ id: i, action: "jobs.wait", job: sleeper.id, timeoutMs: 600_000 }));
+      await waiterHeld;
+
+      // Pipelines replies of 1 MiB and never reads them.
+      const cutOff = logged(daemon, "closing a connection that stopped reading its output");
+      const hog = await TestClient.connect(daemon.url, daemon.token);
+      (hog.ws as unknown as { _socket: { pause(): void } })._socket.pause();
+      for (let i = 0; i < 300; i++)
+        hog.sendRaw(JSON.stringify({ id: i, action: "jobs.output", job: big.id, from: (i % 16) * 1024 * 1024 }));
+      await cutOff;
+
+      // Its maxConnections slot is free again; the waiter, held longer than the hog, is still there.
+      const again = await daemon.client();
+      expect((await again.ok("state.info")).name).toBe("hotline");
+      expect(waiterClosed).toBe(false);
+      await client.ok("jobs.cancel", { job: sleeper.id });
+      await waiter.waitFor((f) => f.id === 299, 30_000, "the last jobs.wait reply");
+      expect(waiter.frames.filter((f) => f.ok === true)).toHaveLength(300);
+      await Promise.all([again.close(), waiter.close(), client.close()]);
+    } finally {
+      await daemon.stop();
+      daemon.cleanup();
+    }
+  }, 60_000);
 });
 
 describe("shutdown", () => {

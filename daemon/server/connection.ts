@@ -16,6 +16,12 @@ const LOW_WATER = 3 * 1024 * 1024;
 export const CLOSE_TOKEN_INVALID = 4001;
 export const CLOSE_INTERNAL = 1011;
 
+/** Heartbeat intervals in a row with output queued but none taken before a paused client is cut off. */
+const STALLED_TICKS = 2;
+
+/** The longest delay setTimeout keeps (2^31 - 1 ms, ~24.8 days). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** What the connection asks before each request: undefined while its token is valid, else why not. */
 export type TokenValidity = () => string | undefined;
 
@@ -28,6 +34,10 @@ export class Connection implements FollowSink {
   private inflight = 0;
   private drainWaiters: Array<() => void> = [];
   private alive = true;
+  /** Whether a write of ours completed since the last heartbeat tick: the client reads its output. */
+  private drained = false;
+  /** Heartbeat ticks in a row that found the socket paused with output queued and none drained. */
+  private stalledTicks = 0;
   private readonly gate: RequestGate;
   private expiryTimer: NodeJS.Timeout | undefined;
   readonly state: ConnectionState;
@@ -54,7 +64,7 @@ export class Connection implements FollowSink {
     });
     ws.on("message", (data, isBinary) => this.guard(() => this.onMessage(data as Buffer, isBinary)));
     ws.on("pong", () => (this.alive = true));
-    ws.on("close", () => this.onClose());
+    ws.on("close", () => this.guard(() => this.onClose()));
     ws.on("error", (err) => log.debug({ err }, "socket error"));
   }
 
@@ -64,9 +74,10 @@ export class Connection implements FollowSink {
 
   /** Closes the connection when its token expires, even if the client sends nothing more. */
   expireAt(expiresAt: number): void {
-    // setTimeout holds at most ~24.8 days; a later expiry is caught by the per-request check.
-    const delay = Math.min(Math.max(0, expiresAt - Date.now()), 2 ** 31 - 1);
-    this.expiryTimer = setTimeout(() => this.revoke("the token has expired"), delay);
+    const left = expiresAt - Date.now();
+    if (left <= 0) return this.revoke("the token has expired");
+    // setTimeout holds at most ~24.8 days (a longer delay fires at once): a later expiry re-arms.
+    this.expiryTimer = setTimeout(() => this.expireAt(expiresAt), Math.min(left, MAX_TIMER_MS));
     this.expiryTimer.unref();
   }
 
@@ -112,6 +123,7 @@ export class Connection implements FollowSink {
     this.inflight += bytes;
     write((err) => {
       this.inflight -= bytes;
+      this.drained = true;
       sent?.();
       if (err) return;
       if (this.inflight <= LOW_WATER && this.drainWaiters.length) {
@@ -138,11 +150,25 @@ export class Connection implements FollowSink {
     }
   }
 
-  /** Heartbeat tick: a client that did not answer the last ping is gone. */
+  /**
+   * Heartbeat tick: a client that did not answer the last ping is gone. While its requests are held
+   * unread (the gate paused) its pongs go unread too, which is our doing, so it is judged by its
+   * output instead: output queued and none of it taken for STALLED_TICKS ticks in a row means it
+   * pipelined and stopped reading, and would keep its connection slot and queued bytes forever.
+   * A connection paused only by running requests (a long jobs.wait) has nothing queued and stays.
+   */
   heartbeat(): void {
-    // While we hold its requests unread we do not read its pongs either; that is our doing.
-    if (this.gate.paused) return;
     this.guard(() => {
+      const drained = this.drained;
+      this.drained = false;
+      if (this.gate.paused) {
+        this.alive = true; // pongs unread by us are no sign of a dead client once reading resumes
+        this.stalledTicks = this.inflight > 0 && !drained ? this.stalledTicks + 1 : 0;
+        if (this.stalledTicks < STALLED_TICKS) return;
+        this.log.info({ queuedBytes: this.inflight }, "closing a connection that stopped reading its output");
+        return this.ws.terminate();
+      }
+      this.stalledTicks = 0;
       if (!this.alive) return this.ws.terminate();
       this.alive = false;
       this.ws.ping();
@@ -189,14 +215,18 @@ export class Connection implements FollowSink {
   }
 
   private onClose(): void {
-    if (this.expiryTimer) clearTimeout(this.expiryTimer);
-    this.gate.clear();
-    // Followers stop; the jobs themselves never notice that a client went away.
-    for (const follower of [...this.state.followers.values()]) follower.close();
-    this.state.followers.clear();
-    this.state.files?.close(); // uploads' temporary files removed, watchers stopped
-    this.state.watch?.close();
-    this.drainWaiters = [];
+    // Each cleanup runs even if one before it throws: what is skipped would outlive its client.
+    const cleanups: Array<() => void> = [
+      () => clearTimeout(this.expiryTimer),
+      () => this.gate.clear(),
+      // Followers stop; the jobs themselves never notice that a client went away.
+      ...[...this.state.followers.values()].map((follower) => () => follower.close()),
+      () => this.state.followers.clear(),
+      () => this.state.files?.close(), // uploads' temporary files removed, watchers stopped
+      () => this.state.watch?.close(),
+      () => (this.drainWaiters = []),
+    ];
+    for (const cleanup of cleanups) this.guard(cleanup);
     this.log.debug("connection closed");
   }
 }

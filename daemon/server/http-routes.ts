@@ -11,7 +11,8 @@ export interface HttpRoute {
   handle(req: IncomingMessage, res: ServerResponse): void | Promise<void>;
 }
 
-function sendJson(res: ServerResponse, status: number, code: string, message: string): void {
+/** Answers with the daemon's error body `{ok: false, error: {code, message}}`. */
+export function sendJson(res: ServerResponse, status: number, code: string, message: string): void {
   if (res.headersSent) return void res.end();
   res.writeHead(status, { "Content-Type": "application/json" });
   res.end(JSON.stringify({ ok: false, error: { code, message } }));

@@ -37,6 +37,12 @@ export class RequestGate {
   push(frame: Buffer): void {
     this.pending.push(frame);
     if (!this.scheduled) this.admit();
+    else if (!this.paused) {
+      // ws emits a read chunk's messages synchronously: stop reading now, not a turn later, so what
+      // waits is at most what was already read.
+      this.paused = true;
+      this.hooks.pause();
+    }
   }
 
   /** Something freed room (output drained, a request finished): try again next turn. */
@@ -79,9 +85,11 @@ export class RequestGate {
   private track(handling: Promise<void> | undefined): void {
     if (!handling) return;
     this.running++;
-    void handling.finally(() => {
+    // On either outcome: `finally` would hand a rejection on to a promise nobody awaits.
+    const done = (): void => {
       this.running--;
       this.wake();
-    });
+    };
+    handling.then(done, done);
   }
 }

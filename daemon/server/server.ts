@@ -96,7 +96,8 @@ export class HotlineServer {
       return;
     }
     // While a connection's requests are held unread (its budget) its pongs go unread too, so the
-    // heartbeat cannot judge it: TCP keep-alive finds a peer that vanished without a reset.
+    // heartbeat judges it only by its output: TCP keep-alive finds a peer that vanished without a
+    // reset while nothing is queued for it.
     req.socket.setKeepAlive(true, options.heartbeatMs);
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       const id = `c${this.nextId++}`;
@@ -104,10 +105,12 @@ export class HotlineServer {
       const { tokenId, expiresAt } = verdict;
       const validity = (): string | undefined =>
         expiresAt !== undefined && expiresAt <= Date.now() ? `token ${tokenId} has expired` : options.tokens.invalidReason(tokenId);
+      // The slot is released by the first close listener, so nothing the connection's own cleanup
+      // does can keep it (close cannot fire before the constructor returns).
+      ws.on("close", () => this.connections.delete(connection));
       const connection = new Connection(ws, id, verdict.scope, tokenId, options.dispatcher, options.maxPayloadBytes, validity, log);
       if (expiresAt !== undefined) connection.expireAt(expiresAt);
       this.connections.add(connection);
-      ws.on("close", () => this.connections.delete(connection));
       log.debug({ scope: verdict.scope, token: tokenId }, "connection opened");
     });
   }

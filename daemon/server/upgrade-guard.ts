@@ -5,8 +5,15 @@ import { linkTokenOf } from "./link-protocol.js";
 import type { PageAccess } from "./page-access.js";
 
 export type UpgradeVerdict =
-  | { ok: true; scope: Scope; tokenId: string; expiresAt?: number }
+  /** `token` is the secret that was accepted: for a caller that acts with it (never log it). */
+  | { ok: true; scope: Scope; tokenId: string; token: string; expiresAt?: number }
   | { ok: false; status: 401 | 403; code: "unauthorized" | "forbidden"; message: string };
+
+/** The token of an `Authorization: Bearer <token>` header, if the request has one. */
+export function bearerToken(req: IncomingMessage): string | undefined {
+  const header = req.headers.authorization;
+  return header?.startsWith("Bearer ") ? header.slice("Bearer ".length).trim() : undefined;
+}
 
 /**
  * Decides whether an HTTP upgrade may become a connection. A browser always sends Origin, so any
@@ -34,8 +41,7 @@ export function checkUpgrade(
   } else if (origin !== undefined && !allowedOrigins.includes(origin)) {
     return { ok: false, status: 403, code: "forbidden", message: `origin ${origin} is not allowed (allowedOrigins)` };
   }
-  const header = req.headers.authorization;
-  const token = linkToken ?? (header?.startsWith("Bearer ") ? header.slice("Bearer ".length).trim() : undefined);
+  const token = linkToken ?? bearerToken(req);
   const check = tokens.check(token);
   if (!check.ok) {
     const why =
@@ -46,5 +52,12 @@ export function checkUpgrade(
           : "wrong token";
     return { ok: false, status: 401, code: "unauthorized", message: why };
   }
-  return { ok: true, scope: check.scope, tokenId: check.id, ...(check.expiresAt !== undefined ? { expiresAt: check.expiresAt } : {}) };
+  // A check passes only for a presented token.
+  return {
+    ok: true,
+    scope: check.scope,
+    tokenId: check.id,
+    token: token!,
+    ...(check.expiresAt !== undefined ? { expiresAt: check.expiresAt } : {}),
+  };
 }

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { HttpRoute } from "../server/http-routes.js";
 import type { PageAccess } from "../server/page-access.js";
+import { bearerToken } from "../server/upgrade-guard.js";
 import type { TokenStore } from "../tokens/store.js";
 import { PAGE_FILES, PageAssets, type PageFile } from "./assets.js";
 
@@ -35,9 +36,7 @@ function sendError(res: ServerResponse, status: number, code: string, message: s
  * tampered link (401) from a daemon that is merely out of reach.
  */
 function linkStatus(req: IncomingMessage, res: ServerResponse, tokens: TokenStore): void {
-  const header = req.headers.authorization;
-  const token = header?.startsWith("Bearer ") ? header.slice("Bearer ".length).trim() : undefined;
-  const check = tokens.check(token);
+  const check = tokens.check(bearerToken(req));
   if (check.ok)
     return send(
       res,
