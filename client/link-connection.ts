@@ -1,6 +1,7 @@
 import type { ServerEvent } from "../protocol/events.js";
 import type { ActionName, ParamsFor, ResultFor } from "../protocol/index.js";
 import type { WireError } from "../protocol/errors.js";
+import { LINK_TOKEN_PREFIX, PAGE_SUBPROTOCOL } from "../protocol/link.js";
 import { HotlineError } from "./errors.js";
 
 /** The part of a WebSocket this needs: the browser's own (or any with the same shape), injected. */
@@ -14,9 +15,9 @@ export interface LinkSocket {
 }
 export type LinkSocketConstructor = new (url: string, protocols: string[]) => LinkSocket;
 
-/** Subprotocols of a link socket: the daemon answers "hotline" and reads the token from the second. */
+/** Subprotocols of a link socket: the daemon answers the first and reads the token from the second. */
 export function linkProtocols(token: string): string[] {
-  return ["hotline", `hotline.token.${token}`];
+  return [PAGE_SUBPROTOCOL, `${LINK_TOKEN_PREFIX}${token}`];
 }
 
 type Pending = { action: string; resolve: (result: unknown) => void; reject: (error: HotlineError) => void };

@@ -1,6 +1,7 @@
 // What both pages share: the link in the fragment, the socket it opens, and the page shown when
 // the link no longer holds.
 import { LinkConnection, type LinkSocketConstructor } from "../client/link-connection.js";
+import { CLOSE_TOKEN_INVALID } from "../protocol/link.js";
 
 export interface Link {
   token: string;
@@ -89,9 +90,6 @@ export function decodeOutput(data: string, encoding: "utf8" | "base64"): Uint8Ar
   for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
   return bytes;
 }
-
-/** The close code of a connection whose token expired or was revoked (daemon/server/connection.ts). */
-const CLOSE_TOKEN_INVALID = 4001;
 
 /**
  * Keeps the link's socket open: runs `session` on each new connection, and after a drop reconnects

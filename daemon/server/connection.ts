@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import type { WebSocket } from "ws";
 import type { Scope } from "../../protocol/define.js";
 import { ActionError } from "../../protocol/errors.js";
+import { CLOSE_TOKEN_INVALID } from "../../protocol/link.js";
 import type { ConnectionState } from "../actions/context.js";
 import type { Dispatcher } from "../dispatch/dispatcher.js";
 import type { Follower, FollowSink } from "../jobs/follow.js";
@@ -13,7 +14,7 @@ const HIGH_WATER = 4 * 1024 * 1024;
 const LOW_WATER = 3 * 1024 * 1024;
 
 /** Close codes the daemon uses besides the standard ones (1001 shutdown, 1009 frame too large). */
-export const CLOSE_TOKEN_INVALID = 4001;
+export { CLOSE_TOKEN_INVALID };
 export const CLOSE_INTERNAL = 1011;
 
 /** Heartbeat intervals in a row with output queued but none taken before a paused client is cut off. */

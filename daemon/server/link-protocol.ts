@@ -1,11 +1,7 @@
 import type { IncomingMessage } from "node:http";
+import { LINK_TOKEN_PREFIX as TOKEN_PREFIX } from "../../protocol/link.js";
 
-/**
- * Browsers cannot set Authorization on a WebSocket, so a page carries its link token as a
- * subprotocol: it offers ["hotline", "hotline.token.<token>"] and the daemon answers "hotline".
- */
-export const PAGE_SUBPROTOCOL = "hotline";
-const TOKEN_PREFIX = "hotline.token.";
+export { PAGE_SUBPROTOCOL } from "../../protocol/link.js";
 
 export function isLinkProtocol(protocol: string): boolean {
   return protocol.startsWith(TOKEN_PREFIX);
