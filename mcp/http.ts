@@ -60,8 +60,6 @@ export class McpHttpEndpoint {
     }
     if (req.method !== "POST")
       return sendError(res, 400, "invalid_request", "send an MCP initialize request by POST first (no mcp-session-id header)");
-    // Many MCP clients never DELETE their session: at the bound, the least recently used one ends.
-    if (this.sessions.size >= this.options.maxSessions) await this.end(this.leastRecentlyUsed()!);
     await this.open(req, res, caller);
   }
 
@@ -92,6 +90,9 @@ export class McpHttpEndpoint {
       sessionIdGenerator: () => randomUUID(),
       maxRequestBodySize: this.options.maxBodyBytes,
       onsessioninitialized: (sessionId) => {
+        // Many MCP clients never DELETE their session: at the bound, the least recently used one ends,
+        // once this request has proved to be an initialize (a stray POST must not evict anyone).
+        if (this.sessions.size >= this.options.maxSessions) void this.end(this.leastRecentlyUsed()!);
         this.sessions.set(sessionId, { transport, server, client, tokenId: caller.tokenId, lastUsed: Date.now() });
       },
     });
@@ -108,7 +109,7 @@ export class McpHttpEndpoint {
   private async end(session: Session): Promise<void> {
     if (session.transport.sessionId) this.sessions.delete(session.transport.sessionId);
     await session.server.close().catch(() => undefined);
-    await session.client.close();
+    await session.client.close().catch(() => undefined);
   }
 
   private leastRecentlyUsed(): Session | undefined {

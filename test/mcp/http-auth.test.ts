@@ -132,22 +132,27 @@ describe("MCP over HTTP: the WebSocket's authentication rules", () => {
     await mcp.close();
   });
 
-  it("keeps at most 16 sessions: a new one ends the least recently used", async () => {
+  it("keeps at most 16 sessions: a new one ends the least recently used, a POST that is no initialize ends none", async () => {
     const auth = { Authorization: `Bearer ${daemon.token}` };
+    const listTools = (session: string | undefined, id: number) =>
+      fetch(mcpUrl(daemon), {
+        method: "POST",
+        headers: {
+          "Content-Type": "application/json",
+          Accept: "application/json, text/event-stream",
+          ...auth,
+          ...(session ? { "mcp-session-id": session } : {}),
+        },
+        body: JSON.stringify({ jsonrpc: "2.0", id, method: "tools/list" }),
+      });
     const first = await post(daemon, auth);
-    const firstClosed = nextLog(daemon, (r) => r.msg === "connection closed");
-    for (let i = 0; i < 16; i++) expect((await post(daemon, auth)).status).toBe(200);
-    await firstClosed;
-    const res = await fetch(mcpUrl(daemon), {
-      method: "POST",
-      headers: {
-        "Content-Type": "application/json",
-        Accept: "application/json, text/event-stream",
-        ...auth,
-        "mcp-session-id": first.session!,
-      },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }),
-    });
+    const second = await post(daemon, auth);
+    for (let i = 0; i < 14; i++) expect((await post(daemon, auth)).status).toBe(200);
+    // 16 sessions: a stray request without a session (not an initialize) must not end the oldest.
+    expect((await listTools(undefined, 2)).status).toBeGreaterThanOrEqual(400);
+    expect((await listTools(first.session, 3)).status).toBe(200); // still there; now the most recently used
+    expect((await post(daemon, auth)).status).toBe(200); // the 17th ends the least recently used: the second
+    const res = await listTools(second.session, 4);
     expect(res.status).toBe(404);
     expect(await res.json()).toEqual({ ok: false, error: { code: "not_found", message: expect.stringContaining("initialize a new one") } });
   });
