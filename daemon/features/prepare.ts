@@ -1,5 +1,4 @@
 import { statSync } from "node:fs";
-import { join } from "node:path";
 import type { Logger } from "pino";
 import type { stateCatalog } from "../../protocol/actions/state-catalog.js";
 import type { ResultOf } from "../../protocol/define.js";
@@ -69,7 +68,7 @@ function warnAboutSigningKey(config: Readonly<Config>, log: Logger): void {
 
 /** Where the workspace's environment was pushed when it was prepared (config environmentCache.push). */
 function publicationOf(preparer: NixPreparer, system: string, key: string) {
-  const publication = preparer.cache.read(system, key)?.meta.publication;
+  const publication = preparer.cache.readMeta(system, key)?.meta.publication;
   return publication ? { publication } : {};
 }
 
@@ -101,7 +100,7 @@ function catalog(config: Readonly<Config>, preparer: NixPreparer): Catalog {
       nixpkgs: w.nixpkgs,
       cacheKey: w.cacheKey,
       preparedAt: w.preparedAt,
-      cacheDir: join(w.entryDir),
+      cacheDir: w.entryDir,
     })),
   };
 }

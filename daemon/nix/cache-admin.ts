@@ -25,7 +25,7 @@ function entriesOnDisk(cache: EnvironmentCache): EntryOnDisk[] {
   for (const system of safeList(root)) {
     for (const key of safeList(join(root, system))) {
       if (!/^[0-9a-f]{64}$/.test(key)) continue;
-      const entry = cache.read(system, key);
+      const entry = cache.readMeta(system, key);
       if (!entry) continue;
       out.push({ dir: entry.dir, system, meta: entry.meta, lastUsedAt: lastUse(entry.dir) });
     }
@@ -77,10 +77,9 @@ export async function listCache(
   workspaces: readonly PreparedWorkspace[],
   env?: NodeJS.ProcessEnv,
 ): Promise<CacheListing[]> {
-  const entries = entriesOnDisk(cache);
-  const valid = entries.filter((e) => existsSync(e.meta.envStorePath));
+  const entries = entriesOnDisk(cache).map((e) => ({ ...e, valid: existsSync(e.meta.envStorePath) }));
   const sizes = await closureSizes(
-    valid.map((e) => e.meta.envStorePath),
+    entries.filter((e) => e.valid).map((e) => e.meta.envStorePath),
     env,
   );
   return entries
@@ -92,7 +91,7 @@ export async function listCache(
         ...(recipe.packages ? { packages: recipe.packages } : {}),
         ...(recipe.ref ? { flake: recipe.ref } : {}),
         storePath: e.meta.envStorePath,
-        valid: existsSync(e.meta.envStorePath),
+        valid: e.valid,
         closureBytes: sizes.get(e.meta.envStorePath) ?? null,
         workspaces: workspaces.filter((w) => w.entryDir === e.dir).map((w) => w.workspace),
         createdAt: e.meta.createdAt,

@@ -51,18 +51,21 @@ export class EnvironmentCache {
    * (a vanished store path is a miss). Costs a few stats and two small reads, never a Nix process.
    */
   lookup(system: string, key: string): CacheEntry | undefined {
-    const entry = this.read(system, key);
-    return entry && existsSync(entry.meta.envStorePath) ? entry : undefined;
+    const entry = this.readMeta(system, key);
+    if (!entry || !existsSync(entry.meta.envStorePath)) return undefined;
+    try {
+      return { ...entry, environment: JSON.parse(readFileSync(join(entry.dir, "env.json"), "utf8")) as PreparedEnvironment };
+    } catch {
+      return undefined;
+    }
   }
 
-  /** A complete entry whether or not its store path is still valid (listing and pruning). */
-  read(system: string, key: string): CacheEntry | undefined {
+  /** A complete entry's metadata, whether or not its store path is still valid (listing and pruning need no environment). */
+  readMeta(system: string, key: string): Omit<CacheEntry, "environment"> | undefined {
     const dir = this.entryDir(system, key);
     if (!existsSync(join(dir, "complete"))) return undefined;
     try {
-      const meta = JSON.parse(readFileSync(join(dir, "meta.json"), "utf8")) as CacheMeta;
-      const environment = JSON.parse(readFileSync(join(dir, "env.json"), "utf8")) as PreparedEnvironment;
-      return { dir, meta, environment };
+      return { dir, meta: JSON.parse(readFileSync(join(dir, "meta.json"), "utf8")) as CacheMeta };
     } catch {
       return undefined;
     }
