@@ -91,6 +91,7 @@ describe("issued tokens: lifetime, list, revoke", () => {
       createdAt: expect.any(String),
       expiresAt: created.expiresAt,
       label: "watcher",
+      issuer: "primary",
     });
     expect(JSON.stringify(tokens)).not.toContain(created.token);
     expect(JSON.stringify(tokens)).not.toMatch(/[0-9a-f]{64}/); // no hash either

@@ -41,6 +41,8 @@ export interface Services {
 export interface ConnectionState {
   id: string;
   scope: Scope;
+  /** The id of the token this connection authenticated with (what it issues names it as issuer). */
+  tokenId: string;
   sink: FollowSink;
   followers: Map<string, Follower>;
   /** Chunked uploads and watches of the file actions, made on first use; closed with the connection. */

@@ -48,6 +48,6 @@ export default entry(terminalOpen, async (params, ctx) => {
     );
     job = started.job;
   }
-  const link = services.links.issue("terminal", ctx.connection.scope, params.ttlMs, { job: job.id });
+  const link = services.links.issue("terminal", ctx.connection.scope, ctx.connection.tokenId, params.ttlMs, { job: job.id });
   return { available: true as const, webTerminalUrl: link.url, expiresAt: link.expiresAt, tokenId: link.tokenId, job };
 });

@@ -53,7 +53,7 @@ export class Connection implements FollowSink {
     private readonly tokenValidity: TokenValidity,
     private readonly log: Logger,
   ) {
-    this.state = { id, scope, sink: this, followers: new Map<string, Follower>() };
+    this.state = { id, scope, tokenId, sink: this, followers: new Map<string, Follower>() };
     this.gate = new RequestGate({
       hasRoom: () => this.writable,
       start: (frame) => this.dispatch(frame),

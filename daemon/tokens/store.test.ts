@@ -21,7 +21,7 @@ const TTL = 60_000;
 describe("token expiry", () => {
   it("a token holds until the instant of its expiry, then is refused as expired", () => {
     const { tokens } = store();
-    const { token, id, expiresAt } = tokens.create("observe", TTL, "ci", T0);
+    const { token, id, expiresAt } = tokens.create({ scope: "observe", ttlMs: TTL, label: "ci" }, T0);
     expect(expiresAt).toBe(new Date(T0 + TTL).toISOString());
     expect(tokens.check(token, T0 + TTL - 1)).toEqual({ ok: true, scope: "observe", id, expiresAt: T0 + TTL });
     expect(tokens.invalidReason(id, T0 + TTL - 1)).toBeUndefined();
@@ -31,12 +31,12 @@ describe("token expiry", () => {
 
   it("an expired token leaves tokens.list, cannot be revoked, and is dropped from the file at the next write", () => {
     const { tokens, dir } = store();
-    const old = tokens.create("observe", TTL, undefined, T0);
-    const fresh = tokens.create("manage", 10 * TTL, undefined, T0);
+    const old = tokens.create({ scope: "observe", ttlMs: TTL }, T0);
+    const fresh = tokens.create({ scope: "manage", ttlMs: 10 * TTL }, T0);
     expect(tokens.list(T0 + TTL - 1).map((t) => t.id)).toEqual([old.id, fresh.id]);
     expect(tokens.list(T0 + TTL).map((t) => t.id)).toEqual([fresh.id]);
     expect(() => tokens.revoke(old.id, T0 + TTL)).toThrow(expect.objectContaining({ code: "not_found" }));
-    tokens.create("observe", TTL, undefined, T0 + TTL); // a write: the expired one is dropped
+    tokens.create({ scope: "observe", ttlMs: TTL }, T0 + TTL); // a write: the expired one is dropped
     const reloaded = new TokenStore(dir);
     expect(reloaded.check(old.token, T0)).toEqual({ ok: false, reason: "wrong" });
     expect(reloaded.check(fresh.token, T0 + TTL)).toMatchObject({ ok: true, id: fresh.id });
@@ -53,10 +53,27 @@ describe("the number of live tokens", () => {
     const dir = mkdtempSync(join(tmpdir(), "hotline-tokens-"));
     dirs.push(dir);
     const tokens = new TokenStore(dir, 3);
-    for (let i = 0; i < 3; i++) tokens.create("observe", TTL + i, undefined, T0);
-    expect(() => tokens.create("observe", TTL, undefined, T0)).toThrow(expect.objectContaining({ code: "limit_exceeded" }));
+    for (let i = 0; i < 3; i++) tokens.create({ scope: "observe", ttlMs: TTL + i }, T0);
+    expect(() => tokens.create({ scope: "observe", ttlMs: TTL }, T0)).toThrow(expect.objectContaining({ code: "limit_exceeded" }));
     expect(tokens.list(T0)).toHaveLength(3);
-    tokens.create("observe", TTL, undefined, T0 + TTL); // the first one expired at T0 + TTL
+    tokens.create({ scope: "observe", ttlMs: TTL }, T0 + TTL); // the first one expired at T0 + TTL
     expect(tokens.list(T0 + TTL)).toHaveLength(3);
+  });
+});
+
+describe("a token's use", () => {
+  it("an ssh or preview token is refused by the API and an API token by them, as an unknown one is", () => {
+    const { tokens } = store();
+    const ssh = tokens.create({ scope: "manage", ttlMs: TTL, label: "ssh", use: "ssh", issuer: "primary" }, T0);
+    const preview = tokens.create({ scope: "manage", ttlMs: TTL, use: "preview", port: 5173 }, T0);
+    const api = tokens.create({ scope: "observe", ttlMs: TTL }, T0);
+    expect(ssh.token.startsWith("hlssh_")).toBe(true);
+    expect(preview.token.startsWith("hlpv_")).toBe(true);
+    expect(tokens.check(ssh.token, T0)).toEqual({ ok: false, reason: "wrong" });
+    expect(tokens.check(ssh.token, T0, "ssh")).toMatchObject({ ok: true, id: ssh.id, scope: "manage" });
+    expect(tokens.check(preview.token, T0, "ssh")).toEqual({ ok: false, reason: "wrong" });
+    expect(tokens.check(preview.token, T0, "preview")).toMatchObject({ ok: true, id: preview.id, port: 5173 });
+    expect(tokens.check(api.token, T0, "preview")).toEqual({ ok: false, reason: "wrong" });
+    expect(tokens.list(T0).find((t) => t.id === ssh.id)).toMatchObject({ use: "ssh", issuer: "primary", label: "ssh" });
   });
 });

@@ -13,9 +13,35 @@ export type TokenInfo = Static<typeof TokenInfoSchema>;
 /** An issued token as the token file keeps it: its public fields and the hash of its secret. */
 type IssuedToken = TokenInfo & { sha256: string };
 
+/**
+ * What a token may be presented to. `api` tokens open the WebSocket, /mcp and the browser pages; an
+ * `ssh` token is an SSH credential only and a `preview` token opens one port's preview only, so a
+ * credential pasted into a terminal or a link handed to a person never reaches the API.
+ */
+export type TokenUse = "api" | "ssh" | "preview";
+
+/** What an issued token is bound to, beyond its scope: its use and, for a preview, its port. */
+export interface TokenBinding {
+  use: TokenUse;
+  port?: number;
+}
+
 export type TokenCheck =
-  | { ok: true; scope: Scope; id: string; expiresAt?: number }
+  | { ok: true; scope: Scope; id: string; expiresAt?: number; port?: number }
   | { ok: false; reason: "missing" | "wrong" | "expired" };
+
+/** What `create` issues: the scope, lifetime and label, what it is bound to, and who asked for it. */
+export interface TokenRequest {
+  scope: Scope;
+  ttlMs?: number;
+  label?: string;
+  /** `api` unless said (see TokenUse). */
+  use?: TokenUse;
+  /** The one port a `preview` token opens. */
+  port?: number;
+  /** The id of the token that asked for this one (PRIMARY_TOKEN_ID for the token file's). */
+  issuer?: string;
+}
 
 /** The id of the token in `<config>/token`: scope manage, never expires, cannot be revoked. */
 export const PRIMARY_TOKEN_ID = "primary";
@@ -26,6 +52,9 @@ export const DEFAULT_TOKEN_TTL_MS = 24 * 3600 * 1000;
  * every issue rewrites the file, so without a bound a client could grow it (and each write) forever.
  */
 export const MAX_LIVE_TOKENS = 1000;
+
+/** A token's prefix says what it is for, so one pasted in the wrong place is recognisable. */
+const TOKEN_PREFIX: Record<TokenUse, string> = { api: "hl_", ssh: "hlssh_", preview: "hlpv_" };
 
 const sha256 = (text: string): Buffer => createHash("sha256").update(text).digest();
 
@@ -52,17 +81,28 @@ export class TokenStore {
     if (existsSync(this.issuedPath)) this.issued = JSON.parse(readFileSync(this.issuedPath, "utf8")) as IssuedToken[];
   }
 
-  /** Checks a presented token in constant time against the primary and issued hashes. */
-  check(token: string | undefined, now = Date.now()): TokenCheck {
+  /**
+   * Checks a presented token in constant time against the primary and issued hashes, for one use: a
+   * token bound to another use answers `wrong`, as an unknown one does. The primary token is `api` only.
+   */
+  check(token: string | undefined, now = Date.now(), use: TokenUse = "api"): TokenCheck {
     if (!token) return { ok: false, reason: "missing" };
     const hash = sha256(token);
-    if (timingSafeEqual(hash, this.primaryHash)) return { ok: true, scope: "manage", id: PRIMARY_TOKEN_ID };
+    if (timingSafeEqual(hash, this.primaryHash))
+      return use === "api" ? { ok: true, scope: "manage", id: PRIMARY_TOKEN_ID } : { ok: false, reason: "wrong" };
     for (const t of this.issued) {
       const stored = Buffer.from(t.sha256, "hex");
       if (stored.length !== hash.length || !timingSafeEqual(hash, stored)) continue;
+      if ((t.use ?? "api") !== use) return { ok: false, reason: "wrong" };
       const expiresAt = t.expiresAt ? Date.parse(t.expiresAt) : undefined;
       if (expiresAt !== undefined && expiresAt <= now) return { ok: false, reason: "expired" };
-      return { ok: true, scope: t.scope, id: t.id, ...(expiresAt !== undefined ? { expiresAt } : {}) };
+      return {
+        ok: true,
+        scope: t.scope,
+        id: t.id,
+        ...(expiresAt !== undefined ? { expiresAt } : {}),
+        ...(t.port !== undefined ? { port: t.port } : {}),
+      };
     }
     return { ok: false, reason: "wrong" };
   }
@@ -77,13 +117,9 @@ export class TokenStore {
   }
 
   /** Issues a token; only its hash is stored, the token itself is returned once. */
-  create(
-    scope: Scope,
-    ttlMs: number | undefined,
-    label: string | undefined,
-    now = Date.now(),
-  ): { token: string; id: string; expiresAt: string } {
-    const token = `hl_${randomBytes(32).toString("base64url")}`;
+  create(request: TokenRequest, now = Date.now()): { token: string; id: string; expiresAt: string } {
+    const { scope, ttlMs, label, use = "api", port, issuer } = request;
+    const token = `${TOKEN_PREFIX[use]}${randomBytes(32).toString("base64url")}`;
     const expiresAt = new Date(now + (ttlMs ?? DEFAULT_TOKEN_TTL_MS)).toISOString();
     const record: IssuedToken = {
       id: `t${randomBytes(6).toString("hex")}`,
@@ -93,6 +129,9 @@ export class TokenStore {
       expiresAt,
     };
     if (label !== undefined) record.label = label;
+    if (use !== "api") record.use = use;
+    if (port !== undefined) record.port = port;
+    if (issuer !== undefined) record.issuer = issuer;
     const live = this.live(now);
     if (live.length >= this.maxLive)
       throw new ActionError(

@@ -37,10 +37,11 @@ export class PageLinks {
   issue(
     page: LinkPage,
     scope: Scope,
+    issuer: string,
     ttlMs: number | undefined,
     fragment: Record<string, string> = {},
   ): { url: string; expiresAt: string; tokenId: string } {
-    const { token, id, expiresAt } = this.tokens.create(scope, ttlMs ?? DEFAULT_LINK_TTL_MS, `${page} link`);
+    const { token, id, expiresAt } = this.tokens.create({ scope, ttlMs: ttlMs ?? DEFAULT_LINK_TTL_MS, label: `${page} link`, issuer });
     const hash = new URLSearchParams({ ...fragment, token }).toString();
     return { url: `${this.publicUrl ?? this.base}/web/${page}#${hash}`, expiresAt, tokenId: id };
   }
