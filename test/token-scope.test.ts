@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import WebSocket from "ws";
 import { type Frame, type TestClient, useDaemon } from "./helpers/daemon.js";
 
 /** What a token issues never outlives it or exceeds it, dies with it, and cannot use up what a greater token needs. */
@@ -10,21 +11,55 @@ const tokenOf = (link: string): string => new URLSearchParams(new URL(link).hash
 
 const YEAR_MS = 366 * 24 * 3600 * 1000;
 
+/** A link's socket as its page opens it: the token as a subprotocol, from the daemon's own origin. */
+function pageSocket(url: string, token: string): Promise<WebSocket> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, ["hotline", `hotline.token.${token}`], { headers: { Origin: url.replace(/^ws/, "http") } });
+    ws.once("open", () => resolve(ws));
+    ws.once("error", reject);
+  });
+}
+
+let nextId = 1;
+function ask(ws: WebSocket, action: string, params: Record<string, unknown> = {}): Promise<Frame> {
+  const id = nextId++;
+  return new Promise((resolve) => {
+    const onMessage = (data: Buffer): void => {
+      const reply = JSON.parse(data.toString()) as Frame;
+      if (reply.id !== id) return;
+      ws.off("message", onMessage);
+      resolve(reply);
+    };
+    ws.on("message", onMessage);
+    ws.send(JSON.stringify({ id, action, ...params }));
+  });
+}
+
 describe("what a token issues is bounded by it", () => {
   const ctx = useDaemon();
 
-  it("a console link's token cannot mint a token (the 366-day manage token of the review), nor another link", async () => {
+  it("a console link's token opens its page only: it mints no token (the 366-day manage token of the review) nor link", async () => {
     const link = await ctx.client.ok("console.open", { ttlMs: 900_000 });
-    const page = await ctx.daemon.client({}, tokenOf(link.consoleUrl));
+    const token = tokenOf(link.consoleUrl);
+    // Not as a bearer token, on the API socket or /mcp (before: accepted, scope manage).
+    await expect(ctx.daemon.client({}, token)).rejects.toMatchObject({ status: 403, body: expect.stringContaining("browser link") });
+    const mcp = await fetch(`${ctx.daemon.url.replace(/^ws/, "http")}/mcp`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${token}` },
+    });
+    expect(mcp.status).toBe(403);
+    // On its page's socket it works, within its scope, but issues nothing.
+    const page = await pageSocket(ctx.daemon.url, token);
     try {
-      const minted = await page.call("tokens.create", { scope: "manage", ttlMs: YEAR_MS }); // before: ok, for 366 days
+      expect((await ask(page, "jobs.list")).ok).toBe(true);
+      const minted = await ask(page, "tokens.create", { scope: "manage", ttlMs: YEAR_MS }); // before: ok, for 366 days
       expect(minted.error).toMatchObject({ code: "forbidden", message: expect.stringContaining("browser link") });
-      expect((await page.call("console.open")).error).toMatchObject({ code: "forbidden" });
+      expect((await ask(page, "console.open")).error).toMatchObject({ code: "forbidden" });
       const jobsBefore = (await ctx.client.ok("jobs.list")).jobs.length;
-      expect((await page.call("terminal.open")).error).toMatchObject({ code: "forbidden" });
+      expect((await ask(page, "terminal.open")).error).toMatchObject({ code: "forbidden" });
       expect((await ctx.client.ok("jobs.list")).jobs.length).toBe(jobsBefore); // no terminal was started for nobody
     } finally {
-      await page.close();
+      page.close();
     }
   });
 
@@ -42,7 +77,7 @@ describe("what a token issues is bounded by it", () => {
     expect(code).toBe(4001);
     expect(reason).toContain(child.id);
     await expect(ctx.daemon.client({}, child.token)).rejects.toMatchObject({ status: 401 });
-    await expect(ctx.daemon.client({}, tokenOf(link.consoleUrl))).rejects.toMatchObject({ status: 401 });
+    await expect(pageSocket(ctx.daemon.url, tokenOf(link.consoleUrl))).rejects.toThrow(/401/);
     const live = ((await ctx.client.ok("tokens.list")).tokens as Frame[]).map((t) => t.id);
     expect(live).not.toContain(child.id);
     expect(live).not.toContain(link.tokenId);

@@ -95,11 +95,11 @@ describe("what a token issues is bounded by it", () => {
     expect(() => tokens.create({ scope: "manage", ttlMs: TTL, issuer: observer.id }, T0)).toThrow(
       expect.objectContaining({ code: "forbidden", path: "/scope" }),
     );
-    const link = tokens.create({ scope: "manage", ttlMs: TTL, issuer: "primary", mayIssue: false }, T0);
+    const link = tokens.create({ scope: "manage", ttlMs: TTL, issuer: "primary", pageOnly: true }, T0);
     expect(() => tokens.create({ scope: "observe", ttlMs: TTL, issuer: link.id }, T0)).toThrow(
       expect.objectContaining({ code: "forbidden", message: expect.stringContaining("browser link") }),
     );
-    expect(tokens.list(T0).find((t) => t.id === link.id)).not.toHaveProperty("mayIssue");
+    expect(tokens.list(T0).find((t) => t.id === link.id)).not.toHaveProperty("pageOnly");
   });
 
   it("an expired or revoked issuer cannot issue", () => {
@@ -148,7 +148,7 @@ describe("budgets: a lesser token cannot use up what a greater one needs", () =>
     dirs.push(dir);
     const tokens = new TokenStore(dir, 200); // 4 per observer, 50 for all observers
     const observers = Array.from({ length: 14 }, () => tokens.create({ scope: "observe", ttlMs: TTL, issuer: "primary" }, T0));
-    const issue = (issuer: string) => tokens.create({ scope: "observe", ttlMs: TTL, issuer, mayIssue: false }, T0);
+    const issue = (issuer: string) => tokens.create({ scope: "observe", ttlMs: TTL, issuer, pageOnly: true }, T0);
     for (let i = 0; i < 4; i++) issue(observers[0]!.id);
     expect(() => issue(observers[0]!.id)).toThrow(
       expect.objectContaining({ code: "limit_exceeded", message: expect.stringContaining(observers[0]!.id) }),

@@ -12,9 +12,9 @@ export type TokenInfo = Static<typeof TokenInfoSchema>;
 
 /**
  * An issued token as the token file keeps it: its public fields, the hash of its secret, and
- * whether it may issue tokens itself (a browser link's may not).
+ * whether it is a browser link's (it opens its page only and issues nothing).
  */
-type IssuedToken = TokenInfo & { sha256: string; mayIssue?: false };
+type IssuedToken = TokenInfo & { sha256: string; pageOnly?: true };
 
 /**
  * What a token may be presented to. `api` tokens open the WebSocket, /mcp and the browser pages; an
@@ -30,7 +30,7 @@ export interface TokenBinding {
 }
 
 export type TokenCheck =
-  | { ok: true; scope: Scope; id: string; expiresAt?: number; port?: number }
+  | { ok: true; scope: Scope; id: string; expiresAt?: number; port?: number; pageOnly?: true }
   | { ok: false; reason: "missing" | "wrong" | "expired" };
 
 /** What `create` issues: the scope, lifetime and label, what it is bound to, and who asked for it. */
@@ -47,8 +47,8 @@ export interface TokenRequest {
    * token never outlives it, never has a scope above it, and dies when it is revoked.
    */
   issuer?: string;
-  /** `false` for a token that may not issue tokens or links itself (a browser link's). */
-  mayIssue?: false;
+  /** A browser link's token: accepted on its page's socket only, and it issues no tokens or links. */
+  pageOnly?: true;
 }
 
 /** The id of the token in `<config>/token`: scope manage, never expires, cannot be revoked. */
@@ -123,6 +123,7 @@ export class TokenStore {
         id: t.id,
         ...(expiresAt !== undefined ? { expiresAt } : {}),
         ...(t.port !== undefined ? { port: t.port } : {}),
+        ...(t.pageOnly ? { pageOnly: true as const } : {}),
       };
     }
     return { ok: false, reason: "wrong" };
@@ -171,7 +172,7 @@ export class TokenStore {
    * any token asked for by a token that may not issue (a browser link's).
    */
   create(request: TokenRequest, now = Date.now()): { token: string; id: string; expiresAt: string } {
-    const { scope, ttlMs, label, use = "api", port, issuer, mayIssue } = request;
+    const { scope, ttlMs, label, use = "api", port, issuer, pageOnly } = request;
     const live = this.live(now);
     const bound = this.issuerBound(issuer, scope, now);
     this.checkBudget(live, issuer, bound.scope);
@@ -188,7 +189,7 @@ export class TokenStore {
     if (use !== "api") record.use = use;
     if (port !== undefined) record.port = port;
     if (issuer !== undefined) record.issuer = issuer;
-    if (mayIssue === false) record.mayIssue = false;
+    if (pageOnly) record.pageOnly = true;
     this.save([...live, record]);
     return { token, id: record.id, expiresAt };
   }
@@ -199,7 +200,7 @@ export class TokenStore {
     const why = this.invalidReason(issuer, now);
     if (why !== undefined) throw new ActionError("unauthorized", `${why}; reconnect with a valid token`);
     const record = this.byId.get(issuer)!;
-    if (record.mayIssue === false)
+    if (record.pageOnly)
       throw new ActionError("forbidden", `token ${issuer} is a browser link's: it opens its page only and cannot issue tokens or links`);
     if (SCOPE_RANK[scope] > SCOPE_RANK[record.scope])
       throw new ActionError("forbidden", `token ${issuer} has scope ${record.scope} and cannot issue a ${scope} token`, { path: "/scope" });
@@ -277,6 +278,6 @@ export class TokenStore {
   }
 }
 
-function publicInfo({ sha256: _hash, mayIssue: _mayIssue, ...info }: IssuedToken): TokenInfo {
+function publicInfo({ sha256: _hash, pageOnly: _pageOnly, ...info }: IssuedToken): TokenInfo {
   return info;
 }

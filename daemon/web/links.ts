@@ -53,7 +53,7 @@ export class PageLinks {
       ttlMs: ttlMs ?? DEFAULT_LINK_TTL_MS,
       label: `${page} link`,
       issuer,
-      mayIssue: false,
+      pageOnly: true,
     });
     const hash = new URLSearchParams({ ...fragment, token }).toString();
     return { url: `${this.publicUrl ?? this.base}/web/${page}#${hash}`, expiresAt, tokenId: id };
