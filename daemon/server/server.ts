@@ -46,7 +46,7 @@ const CLOSE_GRACE_MS = 1000;
 const HEADERS_TIMEOUT_MS = 10_000;
 const REQUEST_TIMEOUT_MS = 30_000;
 const CHECK_INTERVAL_MS = 1_000;
-/** A quarter of maxConnections (at least one) is kept for manage tokens: observers never fill them all. */
+/** A quarter of maxConnections (at least one, unless there is only one) is kept for manage tokens: observers never fill them all. */
 const MANAGE_RESERVE = 1 / 4;
 /** The least time between two warnings about the same kind of overload. */
 const WARN_INTERVAL_MS = 10_000;
@@ -126,7 +126,8 @@ export class HotlineServer {
       refuse(socket, 503, "limit_exceeded", message);
       return;
     }
-    const observeMax = options.maxConnections - Math.max(1, Math.floor(options.maxConnections * MANAGE_RESERVE));
+    const reserve = options.maxConnections > 1 ? Math.max(1, Math.floor(options.maxConnections * MANAGE_RESERVE)) : 0;
+    const observeMax = options.maxConnections - reserve;
     if (verdict.scope === "observe" && [...this.connections].filter((c) => c.state.scope === "observe").length >= observeMax) {
       const message = `observe tokens already hold ${observeMax} of the ${options.maxConnections} connections, the most they may (the rest is kept for manage tokens); close one`;
       refuse(socket, 503, "limit_exceeded", message);
