@@ -31,7 +31,7 @@ export function mcpRoute(options: McpRouteOptions): McpRoute {
   let endpoint: Promise<McpHttpEndpoint> | undefined;
   return {
     prefix: "/mcp",
-    async handle(req, res) {
+    async handle(req, res, admit) {
       const verdict = checkUpgrade(req, options.tokens, options.allowedOrigins);
       if (!verdict.ok) return sendJson(res, verdict.status, verdict.code, verdict.message);
       endpoint ??= import("../mcp/http.js")
@@ -48,7 +48,7 @@ export function mcpRoute(options: McpRouteOptions): McpRoute {
           endpoint = undefined; // the next request tries again
           throw err;
         });
-      await (await endpoint).handle(req, res, { token: verdict.token, tokenId: verdict.tokenId });
+      await (await endpoint).handle(req, res, { token: verdict.token, tokenId: verdict.tokenId, scope: verdict.scope, admit });
     },
     async close() {
       // Never throws: shutdown must go on to the server, the jobs and daemon.json.

@@ -2,19 +2,32 @@ import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { connect, HotlineError, type HotlineClient } from "../client/index.js";
+import type { Scope } from "../protocol/define.js";
+import { readBody } from "./body.js";
 import { createMcpServer } from "./server.js";
 
 /** Who is calling, as the daemon's upgrade check found it. */
 export interface Caller {
   token: string;
   tokenId: string;
+  scope: Scope;
+  /**
+   * Called once the request has proved to belong to a session (its body read, the session known or
+   * just initialized): until then its socket counts among the daemon's unproven requests.
+   */
+  admit(): void;
 }
 
 export interface HttpEndpointOptions {
   /** The daemon's own WebSocket URL: every session's tool calls go there with the caller's token. */
   url: string;
-  /** At most this many sessions at once (each holds one client connection to the daemon); a new one ends the least recently used. */
+  /**
+   * At most this many sessions at once (each holds one client connection to the daemon). At the
+   * bound a new one ends the least recently used session of a lower scope, else of its own token,
+   * else of its own scope; never one of a higher scope (an observe token cannot end manage's).
+   */
   maxSessions: number;
   /** A session without a request for this long is closed. */
   idleMs: number;
@@ -27,12 +40,21 @@ interface Session {
   server: Server;
   client: HotlineClient;
   tokenId: string;
+  scope: Scope;
   lastUsed: number;
 }
+
+const SCOPE_RANK: Record<Scope, number> = { observe: 0, manage: 1 };
 
 function sendError(res: ServerResponse, status: number, code: string, message: string): void {
   res.writeHead(status, { "Content-Type": "application/json" });
   res.end(JSON.stringify({ ok: false, error: { code, message } }));
+}
+
+/** A JSON-RPC error without an id, as the SDK's transport answers one. */
+function sendRpcError(res: ServerResponse, status: number, code: number, message: string): void {
+  res.writeHead(status, { "Content-Type": "application/json" });
+  res.end(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }));
 }
 
 /**
@@ -49,18 +71,72 @@ export class McpHttpEndpoint {
     this.sweeper.unref();
   }
 
+  /**
+   * Serves one request. A POST's body is read (bounded) before anything is opened for it: a client
+   * connection to the daemon is made only for a complete initialize request, so bodies that never
+   * finish hold no connection slot.
+   */
   async handle(req: IncomingMessage, res: ServerResponse, caller: Caller): Promise<void> {
     const id = req.headers["mcp-session-id"];
     if (typeof id === "string") {
       const session = this.sessions.get(id);
       if (!session) return sendError(res, 404, "not_found", `no MCP session ${id} (it ended or expired): initialize a new one`);
       if (session.tokenId !== caller.tokenId) return sendError(res, 403, "forbidden", `MCP session ${id} belongs to another token`);
+      const body = req.method === "POST" ? await this.body(req, res) : undefined;
+      if (req.method === "POST" && body === undefined) return;
+      caller.admit();
       session.lastUsed = Date.now();
-      return session.transport.handleRequest(req, res);
+      return session.transport.handleRequest(req, res, body);
     }
     if (req.method !== "POST")
       return sendError(res, 400, "invalid_request", "send an MCP initialize request by POST first (no mcp-session-id header)");
-    await this.open(req, res, caller);
+    const body = await this.body(req, res);
+    if (body === undefined) return;
+    const messages: unknown[] = Array.isArray(body) ? body : [body];
+    if (!messages.some((m) => isInitializeRequest(m))) return sendRpcError(res, 400, -32000, "Bad Request: Server not initialized");
+    const victim = this.victimFor(caller);
+    if (victim === null)
+      return sendError(
+        res,
+        503,
+        "limit_exceeded",
+        `${this.sessions.size} MCP sessions are open, all of tokens with a scope above ${caller.scope}; try again when one ends`,
+      );
+    await this.open(req, res, caller, body);
+  }
+
+  /** The request's JSON body, or undefined when it was answered instead (too large, not JSON, the client went). */
+  private async body(req: IncomingMessage, res: ServerResponse): Promise<unknown> {
+    const read = await readBody(req, this.options.maxBodyBytes);
+    if (read.ok) {
+      try {
+        return JSON.parse(read.text) as unknown;
+      } catch {
+        return void sendRpcError(res, 400, -32700, "Parse error: Invalid JSON");
+      }
+    }
+    if (read.reason === "too_large")
+      sendRpcError(res, 413, -32000, `Payload too large: the request body exceeds ${this.options.maxBodyBytes} bytes (maxPayloadBytes)`);
+    else req.socket.destroy();
+    return undefined;
+  }
+
+  /**
+   * Which session a new one of this caller ends: undefined while there is room, the least recently
+   * used of a lower scope's, else of its own token's, else of its own scope's; null when every session
+   * belongs to a higher scope (the new one is refused).
+   */
+  private victimFor(caller: Caller): Session | undefined | null {
+    if (this.sessions.size < this.options.maxSessions) return undefined;
+    const all = [...this.sessions.values()];
+    const rank = SCOPE_RANK[caller.scope];
+    const groups = [
+      all.filter((s) => SCOPE_RANK[s.scope] < rank),
+      all.filter((s) => s.tokenId === caller.tokenId),
+      all.filter((s) => SCOPE_RANK[s.scope] === rank),
+    ];
+    const group = groups.find((g) => g.length > 0);
+    return group ? leastRecentlyUsed(group) : null;
   }
 
   /** Ends every session and its client connection (the daemon is shutting down). */
@@ -69,7 +145,7 @@ export class McpHttpEndpoint {
     await Promise.all([...this.sessions.values()].map((s) => this.end(s)));
   }
 
-  private async open(req: IncomingMessage, res: ServerResponse, caller: Caller): Promise<void> {
+  private async open(req: IncomingMessage, res: ServerResponse, caller: Caller, body: unknown): Promise<void> {
     let client: HotlineClient;
     try {
       client = await connect({ url: this.options.url, token: caller.token });
@@ -90,10 +166,13 @@ export class McpHttpEndpoint {
       sessionIdGenerator: () => randomUUID(),
       maxRequestBodySize: this.options.maxBodyBytes,
       onsessioninitialized: (sessionId) => {
-        // Many MCP clients never DELETE their session: at the bound, the least recently used one ends,
-        // once this request has proved to be an initialize (a stray POST must not evict anyone).
-        if (this.sessions.size >= this.options.maxSessions) void this.end(this.leastRecentlyUsed()!);
-        this.sessions.set(sessionId, { transport, server, client, tokenId: caller.tokenId, lastUsed: Date.now() });
+        // Many MCP clients never DELETE their session: at the bound, one ends (victimFor), once this
+        // request has proved to be an initialize (a stray POST must not evict anyone). Chosen again
+        // here: sessions may have come or gone while this one connected.
+        const victim = this.victimFor(caller);
+        if (victim) void this.end(victim);
+        this.sessions.set(sessionId, { transport, server, client, tokenId: caller.tokenId, scope: caller.scope, lastUsed: Date.now() });
+        caller.admit();
       },
     });
     transport.onclose = () => {
@@ -101,7 +180,7 @@ export class McpHttpEndpoint {
       void client.close();
     };
     await server.connect(transport);
-    await transport.handleRequest(req, res);
+    await transport.handleRequest(req, res, body);
     // Not an initialize request (no session was made): nothing may stay open for it.
     if (!transport.sessionId || !this.sessions.has(transport.sessionId)) await server.close();
   }
@@ -112,14 +191,14 @@ export class McpHttpEndpoint {
     await session.client.close().catch(() => undefined);
   }
 
-  private leastRecentlyUsed(): Session | undefined {
-    let oldest: Session | undefined;
-    for (const session of this.sessions.values()) if (!oldest || session.lastUsed < oldest.lastUsed) oldest = session;
-    return oldest;
-  }
-
   private closeIdle(): void {
     const now = Date.now();
     for (const session of this.sessions.values()) if (now - session.lastUsed > this.options.idleMs) void this.end(session);
   }
+}
+
+function leastRecentlyUsed(sessions: Session[]): Session | undefined {
+  let oldest: Session | undefined;
+  for (const session of sessions) if (!oldest || session.lastUsed < oldest.lastUsed) oldest = session;
+  return oldest;
 }

@@ -10,7 +10,7 @@ export const ERROR_CODES = {
   conflict:
     "The request contradicts existing state: key reused with other parameters, destination exists, lock must change, job already finished.",
   limit_exceeded: "A size, count or rate limit was passed (frame too large, too many followers, archive too big).",
-  unavailable: "A tool the action needs (nix, git) is missing, or the daemon is shutting down.",
+  unavailable: "A tool the action needs (nix, git) is missing, the daemon is out of file descriptors (retry), or it is shutting down.",
   internal: "A bug or an unexpected failure in the daemon; the message says what failed.",
 } as const;
 

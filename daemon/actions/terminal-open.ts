@@ -18,6 +18,8 @@ export default entry(terminalOpen, async (params, ctx) => {
   const { services } = ctx;
   const reason = services.links.unavailable() ?? (await ptyUnavailable());
   if (reason) return { available: false as const, reason };
+  // A terminal nobody may be handed a link to is not started.
+  services.links.checkIssue(ctx.connection.scope, ctx.connection.tokenId);
   let job: JobStatus;
   if (params.job !== undefined) {
     const existing = services.jobs.get(params.job);

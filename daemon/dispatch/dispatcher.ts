@@ -2,6 +2,7 @@ import type { ValidateFunction } from "ajv";
 import type { ActionDefinition } from "../../protocol/define.js";
 import { ActionError, type WireError } from "../../protocol/errors.js";
 import type { ActionContext, ActionEntry, ConnectionState, Services } from "../actions/context.js";
+import { isOutOfDescriptors, outOfDescriptors } from "../util/descriptors.js";
 import { nearest } from "./suggest.js";
 import { compileRequestValidators, toInvalidRequest } from "./validate.js";
 
@@ -104,6 +105,7 @@ export class Dispatcher {
 
   private toWire(err: unknown, connection: ConnectionState): WireError {
     if (err instanceof ActionError) return err.toWire();
+    if (isOutOfDescriptors(err)) return outOfDescriptors(err).toWire();
     this.services.log.error({ err, conn: connection.id }, "action failed unexpectedly");
     return { code: "internal", message: `internal error: ${(err as Error)?.message ?? String(err)}` };
   }

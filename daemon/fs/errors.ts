@@ -1,4 +1,5 @@
 import { ActionError } from "../../protocol/errors.js";
+import { outOfDescriptors } from "../util/descriptors.js";
 
 /**
  * Turns a Node filesystem error into the ActionError an agent can act on, naming the path and
@@ -35,6 +36,9 @@ export function fsError(err: unknown, path: string, field = "/path"): ActionErro
     case "ENOSPC":
     case "EDQUOT":
       return new ActionError("limit_exceeded", `no space left on the filesystem of ${path}`, { path: field });
+    case "EMFILE":
+    case "ENFILE":
+      return outOfDescriptors(err, path);
     case "ENAMETOOLONG":
       return new ActionError("invalid_request", `a name in ${path} is too long`, { path: field });
     default:

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
+import type { UnprovenSockets } from "./unproven-sockets.js";
 
 /**
  * A plain-HTTP endpoint served on the daemon's port beside the WebSocket (the MCP endpoint, the
@@ -8,7 +9,12 @@ import type { Logger } from "pino";
 export interface HttpRoute {
   /** Matches a request path equal to `prefix` or below it (`/mcp` matches `/mcp` and `/mcp/x`). */
   prefix: string;
-  handle(req: IncomingMessage, res: ServerResponse): void | Promise<void>;
+  /**
+   * `admit` takes the request's socket out of the budget of unproven sockets until the response
+   * ends: a route calls it once the request is authorised and complete (a long-lived answer, such
+   * as an MCP event stream, must call it, or the budget may close it under load).
+   */
+  handle(req: IncomingMessage, res: ServerResponse, admit: () => void): void | Promise<void>;
 }
 
 /** Answers with the daemon's error body `{ok: false, error: {code, message}}`. */
@@ -27,8 +33,18 @@ function matches(prefix: string, path: string): boolean {
  * route that throws fails that one request with 500, never the daemon. Anything else answers 426,
  * as the WebSocket-only daemon always has.
  */
-export function routeHttp(routes: readonly HttpRoute[], log: Logger): (req: IncomingMessage, res: ServerResponse) => void {
+export function routeHttp(
+  routes: readonly HttpRoute[],
+  log: Logger,
+  unproven?: UnprovenSockets,
+): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
+    const admit = (): void => {
+      if (!unproven) return;
+      unproven.prove(req.socket);
+      // Idle between keep-alive requests, the socket has to prove itself again.
+      res.once("close", () => unproven.add(req.socket));
+    };
     const path = (req.url ?? "/").split("?")[0]!;
     const route = routes.find((r) => matches(r.prefix, path));
     if (!route) return sendJson(res, 426, "invalid_request", "this endpoint speaks WebSocket only");
@@ -37,7 +53,7 @@ export function routeHttp(routes: readonly HttpRoute[], log: Logger): (req: Inco
       sendJson(res, 500, "internal", `internal error: ${(err as Error)?.message ?? String(err)}`);
     };
     try {
-      const done = route.handle(req, res);
+      const done = route.handle(req, res, admit);
       if (done) done.catch(fail);
     } catch (err) {
       fail(err);

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { Logger } from "pino";
 import { WebSocketServer } from "ws";
@@ -10,6 +10,8 @@ import { checkUpgrade } from "./upgrade-guard.js";
 import { routeHttp, type HttpRoute } from "./http-routes.js";
 import { isLinkProtocol, PAGE_SUBPROTOCOL } from "./link-protocol.js";
 import type { PageAccess } from "./page-access.js";
+import { UnprovenSockets, unprovenBudget } from "./unproven-sockets.js";
+import { openFileLimit } from "../util/descriptors.js";
 
 export interface ServerOptions {
   host: string;
@@ -25,6 +27,8 @@ export interface ServerOptions {
   httpRoutes?: readonly HttpRoute[];
   /** Enables browser-link sockets (token in Sec-WebSocket-Protocol) from the daemon's own pages. */
   pages?: PageAccess;
+  /** Sockets not yet authorised, at most (see UnprovenSockets); from the open-file limit unless said. */
+  maxUnproven?: number;
 }
 
 /**
@@ -34,6 +38,18 @@ export interface ServerOptions {
  */
 const HARD_LIMIT_FACTOR = 2;
 const CLOSE_GRACE_MS = 1000;
+/**
+ * A request's headers must arrive within this, its whole body within REQUEST_TIMEOUT_MS (checked
+ * every CHECK_INTERVAL_MS): a client that starts a request and never finishes it is cut off soon,
+ * not after Node's defaults of one and five minutes.
+ */
+const HEADERS_TIMEOUT_MS = 10_000;
+const REQUEST_TIMEOUT_MS = 30_000;
+const CHECK_INTERVAL_MS = 1_000;
+/** A quarter of maxConnections (at least one, unless there is only one) is kept for manage tokens: observers never fill them all. */
+const MANAGE_RESERVE = 1 / 4;
+/** The least time between two warnings about the same kind of overload. */
+const WARN_INTERVAL_MS = 10_000;
 
 const STATUS_TEXT: Record<number, string> = { 401: "Unauthorized", 403: "Forbidden", 503: "Service Unavailable" };
 
@@ -50,8 +66,11 @@ export class HotlineServer {
   private readonly http: Server;
   private readonly wss: WebSocketServer;
   private readonly connections = new Set<Connection>();
+  private readonly unproven: UnprovenSockets;
   private heartbeat: NodeJS.Timeout | undefined;
   private nextId = 1;
+  private listening = false;
+  private readonly lastWarned = new Map<string, number>();
 
   constructor(private readonly options: ServerOptions) {
     this.wss = new WebSocketServer({
@@ -63,7 +82,19 @@ export class HotlineServer {
       handleProtocols: (offered) =>
         offered.has(PAGE_SUBPROTOCOL) ? PAGE_SUBPROTOCOL : ([...offered].find((p) => !isLinkProtocol(p)) ?? false),
     });
-    this.http = createServer(routeHttp(options.httpRoutes ?? [], options.log));
+    this.unproven = new UnprovenSockets(options.maxUnproven ?? unprovenBudget(openFileLimit()), (closed) =>
+      this.warn("unproven", { maxUnproven: this.unproven.max, closed }, "closing the oldest unauthorised connection: too many at once"),
+    );
+    this.http = createServer(
+      { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: CHECK_INTERVAL_MS },
+      routeHttp(options.httpRoutes ?? [], options.log, this.unproven),
+    );
+    this.http.on("connection", (socket) => this.unproven.add(socket));
+    // Past listen, the server's errors are failed accepts (EMFILE, ENFILE): libuv drops that
+    // connection and keeps accepting, so the daemon serves again as soon as descriptors free up.
+    this.http.on("error", (err) => {
+      if (this.listening) this.warn("accept", { err }, "a connection could not be accepted");
+    });
     options.tokens.onRevoke((tokenId) =>
       // After the current turn, so the revoking request's own reply goes out first.
       setImmediate(() => this.connections.forEach((c) => c.tokenId === tokenId && c.revoke(`token ${tokenId} has been revoked`))),
@@ -95,6 +126,14 @@ export class HotlineServer {
       refuse(socket, 503, "limit_exceeded", message);
       return;
     }
+    const reserve = options.maxConnections > 1 ? Math.max(1, Math.floor(options.maxConnections * MANAGE_RESERVE)) : 0;
+    const observeMax = options.maxConnections - reserve;
+    if (verdict.scope === "observe" && [...this.connections].filter((c) => c.state.scope === "observe").length >= observeMax) {
+      const message = `observe tokens already hold ${observeMax} of the ${options.maxConnections} connections, the most they may (the rest is kept for manage tokens); close one`;
+      refuse(socket, 503, "limit_exceeded", message);
+      return;
+    }
+    this.unproven.prove(req.socket as Socket);
     // While a connection's requests are held unread (its budget) its pongs go unread too, so the
     // heartbeat judges it only by its output: TCP keep-alive finds a peer that vanished without a
     // reset while nothing is queued for it.
@@ -115,6 +154,14 @@ export class HotlineServer {
     });
   }
 
+  /** A warning of one kind at most every WARN_INTERVAL_MS: an overload must not flood the log too. */
+  private warn(kind: string, fields: object, message: string): void {
+    const now = Date.now();
+    if (now - (this.lastWarned.get(kind) ?? 0) < WARN_INTERVAL_MS) return;
+    this.lastWarned.set(kind, now);
+    this.options.log.warn(fields, message);
+  }
+
   /** Listens and resolves with the ws:// URL actually bound (port 0 picks a free port). */
   listen(): Promise<string> {
     return new Promise((resolve, reject) => {
@@ -122,6 +169,7 @@ export class HotlineServer {
       this.http.listen(this.options.port, this.options.host, () => {
         const address = this.http.address() as AddressInfo;
         const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+        this.listening = true;
         this.heartbeat = setInterval(() => this.connections.forEach((c) => c.heartbeat()), this.options.heartbeatMs);
         this.heartbeat.unref();
         resolve(`ws://${host}:${address.port}`);

@@ -52,6 +52,13 @@ export function checkUpgrade(
           : "wrong token";
     return { ok: false, status: 401, code: "unauthorized", message: why };
   }
+  if (check.pageOnly && linkToken === undefined)
+    return {
+      ok: false,
+      status: 403,
+      code: "forbidden",
+      message: "this is a browser link's token: it opens its page only; use a token from tokens.create (or the token file) here",
+    };
   // A check passes only for a presented token.
   return {
     ok: true,

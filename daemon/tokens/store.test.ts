@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -75,5 +75,95 @@ describe("a token's use", () => {
     expect(tokens.check(preview.token, T0, "preview")).toMatchObject({ ok: true, id: preview.id, port: 5173 });
     expect(tokens.check(api.token, T0, "preview")).toEqual({ ok: false, reason: "wrong" });
     expect(tokens.list(T0).find((t) => t.id === ssh.id)).toMatchObject({ use: "ssh", issuer: "primary", label: "ssh" });
+  });
+});
+
+describe("what a token issues is bounded by it", () => {
+  it("never outlives its issuer, nor its issuer's issuer", () => {
+    const { tokens } = store();
+    const parent = tokens.create({ scope: "manage", ttlMs: TTL, issuer: "primary" }, T0);
+    const child = tokens.create({ scope: "manage", ttlMs: 366 * 24 * 3600 * 1000, issuer: parent.id }, T0 + 1000);
+    expect(child.expiresAt).toBe(parent.expiresAt);
+    const grandchild = tokens.create({ scope: "observe", ttlMs: 10 * TTL, issuer: child.id }, T0 + 2000);
+    expect(grandchild.expiresAt).toBe(parent.expiresAt);
+    expect(tokens.check(grandchild.token, T0 + TTL)).toEqual({ ok: false, reason: "expired" });
+  });
+
+  it("refuses a scope above the issuer's, and any token asked for by a link's token, with forbidden", () => {
+    const { tokens } = store();
+    const observer = tokens.create({ scope: "observe", ttlMs: TTL, issuer: "primary" }, T0);
+    expect(() => tokens.create({ scope: "manage", ttlMs: TTL, issuer: observer.id }, T0)).toThrow(
+      expect.objectContaining({ code: "forbidden", path: "/scope" }),
+    );
+    const link = tokens.create({ scope: "manage", ttlMs: TTL, issuer: "primary", pageOnly: true }, T0);
+    expect(() => tokens.create({ scope: "observe", ttlMs: TTL, issuer: link.id }, T0)).toThrow(
+      expect.objectContaining({ code: "forbidden", message: expect.stringContaining("browser link") }),
+    );
+    expect(tokens.list(T0).find((t) => t.id === link.id)).not.toHaveProperty("pageOnly");
+  });
+
+  it("an expired or revoked issuer cannot issue", () => {
+    const { tokens } = store();
+    const parent = tokens.create({ scope: "manage", ttlMs: TTL, issuer: "primary" }, T0);
+    expect(() => tokens.create({ scope: "observe", issuer: parent.id }, T0 + TTL)).toThrow(
+      expect.objectContaining({ code: "unauthorized" }),
+    );
+    tokens.revoke(parent.id, T0);
+    expect(() => tokens.create({ scope: "observe", issuer: parent.id }, T0)).toThrow(expect.objectContaining({ code: "unauthorized" }));
+  });
+
+  it("revoking a token revokes every token it issued, through the generations, and tells the listeners of each", () => {
+    const { tokens, dir } = store();
+    const parent = tokens.create({ scope: "manage", ttlMs: TTL, issuer: "primary" }, T0);
+    const child = tokens.create({ scope: "manage", ttlMs: TTL, issuer: parent.id }, T0);
+    const grandchild = tokens.create({ scope: "observe", ttlMs: TTL, issuer: child.id }, T0);
+    const bystander = tokens.create({ scope: "observe", ttlMs: TTL, issuer: "primary" }, T0);
+    const revoked: string[] = [];
+    tokens.onRevoke((id) => revoked.push(id));
+    tokens.revoke(parent.id, T0);
+    expect(revoked.sort()).toEqual([parent.id, child.id, grandchild.id].sort());
+    for (const t of [parent, child, grandchild]) expect(tokens.check(t.token, T0)).toEqual({ ok: false, reason: "wrong" });
+    expect(tokens.check(bystander.token, T0)).toMatchObject({ ok: true });
+    expect(new TokenStore(dir).list(T0).map((t) => t.id)).toEqual([bystander.id]);
+  });
+
+  it("a token in the file that outlives its issuer (written before the cap) ends with it", () => {
+    const { tokens, dir } = store();
+    const parent = tokens.create({ scope: "manage", ttlMs: TTL, issuer: "primary" }, T0);
+    const child = tokens.create({ scope: "manage", ttlMs: TTL, issuer: parent.id }, T0);
+    const file = join(dir, "tokens.json");
+    const records = JSON.parse(readFileSync(file, "utf8")) as Array<{ id: string; expiresAt: string }>;
+    records.find((r) => r.id === child.id)!.expiresAt = new Date(T0 + 100 * TTL).toISOString();
+    writeFileSync(file, JSON.stringify(records));
+    const reloaded = new TokenStore(dir);
+    expect(reloaded.check(child.token, T0 + TTL - 1)).toMatchObject({ ok: true, expiresAt: T0 + TTL });
+    expect(reloaded.check(child.token, T0 + TTL)).toEqual({ ok: false, reason: "expired" });
+    expect(reloaded.invalidReason(child.id, T0 + TTL)).toBe(`token ${child.id}'s issuer has expired`);
+  });
+});
+
+describe("budgets: a lesser token cannot use up what a greater one needs", () => {
+  it("one observe token issues at most a fiftieth of the table, all observe tokens a quarter; manage keeps the rest", () => {
+    const dir = mkdtempSync(join(tmpdir(), "hotline-tokens-"));
+    dirs.push(dir);
+    const tokens = new TokenStore(dir, 200); // 4 per observer, 50 for all observers
+    const observers = Array.from({ length: 14 }, () => tokens.create({ scope: "observe", ttlMs: TTL, issuer: "primary" }, T0));
+    const issue = (issuer: string) => tokens.create({ scope: "observe", ttlMs: TTL, issuer, pageOnly: true }, T0);
+    for (let i = 0; i < 4; i++) issue(observers[0]!.id);
+    expect(() => issue(observers[0]!.id)).toThrow(
+      expect.objectContaining({ code: "limit_exceeded", message: expect.stringContaining(observers[0]!.id) }),
+    );
+    let issued = 4;
+    for (const o of observers.slice(1)) {
+      for (let i = 0; i < 4 && issued < 50; i++, issued++) issue(o.id);
+    }
+    expect(() => issue(observers[13]!.id)).toThrow(
+      expect.objectContaining({ code: "limit_exceeded", message: expect.stringContaining("issued by observe tokens") }),
+    );
+    // 14 observers + 50 of their links: manage still has 136 places.
+    for (let i = 0; i < 136; i++) tokens.create({ scope: "observe", ttlMs: TTL, issuer: "primary" }, T0);
+    expect(() => tokens.create({ scope: "observe", ttlMs: TTL, issuer: "primary" }, T0)).toThrow(
+      expect.objectContaining({ code: "limit_exceeded" }),
+    );
   });
 });

@@ -10,8 +10,11 @@ import { writeFileAtomicSync } from "../util/atomic-write.js";
 /** What `tokens.list` shows of an issued token: everything but its hash (the wire shape, from protocol/). */
 export type TokenInfo = Static<typeof TokenInfoSchema>;
 
-/** An issued token as the token file keeps it: its public fields and the hash of its secret. */
-type IssuedToken = TokenInfo & { sha256: string };
+/**
+ * An issued token as the token file keeps it: its public fields, the hash of its secret, and
+ * whether it is a browser link's (it opens its page only and issues nothing).
+ */
+type IssuedToken = TokenInfo & { sha256: string; pageOnly?: true };
 
 /**
  * What a token may be presented to. `api` tokens open the WebSocket, /mcp and the browser pages; an
@@ -27,7 +30,7 @@ export interface TokenBinding {
 }
 
 export type TokenCheck =
-  | { ok: true; scope: Scope; id: string; expiresAt?: number; port?: number }
+  | { ok: true; scope: Scope; id: string; expiresAt?: number; port?: number; pageOnly?: true }
   | { ok: false; reason: "missing" | "wrong" | "expired" };
 
 /** What `create` issues: the scope, lifetime and label, what it is bound to, and who asked for it. */
@@ -39,8 +42,13 @@ export interface TokenRequest {
   use?: TokenUse;
   /** The one port a `preview` token opens. */
   port?: number;
-  /** The id of the token that asked for this one (PRIMARY_TOKEN_ID for the token file's). */
+  /**
+   * The id of the token that asked for this one (PRIMARY_TOKEN_ID for the token file's). The new
+   * token never outlives it, never has a scope above it, and dies when it is revoked.
+   */
   issuer?: string;
+  /** A browser link's token: accepted on its page's socket only, and it issues no tokens or links. */
+  pageOnly?: true;
 }
 
 /** The id of the token in `<config>/token`: scope manage, never expires, cannot be revoked. */
@@ -52,6 +60,15 @@ export const DEFAULT_TOKEN_TTL_MS = 24 * 3600 * 1000;
  * every issue rewrites the file, so without a bound a client could grow it (and each write) forever.
  */
 export const MAX_LIVE_TOKENS = 1000;
+/**
+ * Of those, what observe tokens may hold (links they opened, and what those issued): at most a
+ * quarter in all and a fiftieth each, so observers can never use up the room manage needs, nor
+ * one observer everybody else's share.
+ */
+const OBSERVE_SHARE = 1 / 4;
+const OBSERVE_ISSUER_SHARE = 1 / 50;
+
+const SCOPE_RANK: Record<Scope, number> = { observe: 0, manage: 1 };
 
 /** A token's prefix says what it is for, so one pasted in the wrong place is recognisable. */
 const TOKEN_PREFIX: Record<TokenUse, string> = { api: "hl_", ssh: "hlssh_", preview: "hlpv_" };
@@ -65,6 +82,7 @@ const sha256 = (text: string): Buffer => createHash("sha256").update(text).diges
 export class TokenStore {
   private readonly primaryHash: Buffer;
   private issued: IssuedToken[] = [];
+  private byId = new Map<string, IssuedToken>();
   private readonly issuedPath: string;
   private readonly revokeListeners: Array<(id: string) => void> = [];
 
@@ -78,7 +96,7 @@ export class TokenStore {
     chmodSync(tokenPath, 0o600);
     this.primaryHash = sha256(readFileSync(tokenPath, "utf8").trim());
     this.issuedPath = join(configDir, "tokens.json");
-    if (existsSync(this.issuedPath)) this.issued = JSON.parse(readFileSync(this.issuedPath, "utf8")) as IssuedToken[];
+    if (existsSync(this.issuedPath)) this.load(JSON.parse(readFileSync(this.issuedPath, "utf8")) as IssuedToken[]);
   }
 
   /**
@@ -94,7 +112,10 @@ export class TokenStore {
       const stored = Buffer.from(t.sha256, "hex");
       if (stored.length !== hash.length || !timingSafeEqual(hash, stored)) continue;
       if ((t.use ?? "api") !== use) return { ok: false, reason: "wrong" };
-      const expiresAt = t.expiresAt ? Date.parse(t.expiresAt) : undefined;
+      const lineage = this.lineage(t);
+      // An issuer that was revoked takes its descendants with it; one that expired, too.
+      if (lineage === undefined) return { ok: false, reason: "wrong" };
+      const expiresAt = lineage.expiresAt;
       if (expiresAt !== undefined && expiresAt <= now) return { ok: false, reason: "expired" };
       return {
         ok: true,
@@ -102,6 +123,7 @@ export class TokenStore {
         id: t.id,
         ...(expiresAt !== undefined ? { expiresAt } : {}),
         ...(t.port !== undefined ? { port: t.port } : {}),
+        ...(t.pageOnly ? { pageOnly: true as const } : {}),
       };
     }
     return { ok: false, reason: "wrong" };
@@ -110,17 +132,52 @@ export class TokenStore {
   /** Why the token with this id no longer holds (expired, revoked), or undefined while it does. */
   invalidReason(id: string, now = Date.now()): string | undefined {
     if (id === PRIMARY_TOKEN_ID) return undefined;
-    const t = this.issued.find((x) => x.id === id);
+    const t = this.byId.get(id);
     if (!t) return `token ${id} has been revoked`;
     if (t.expiresAt && Date.parse(t.expiresAt) <= now) return `token ${id} expired at ${t.expiresAt}`;
+    const lineage = this.lineage(t);
+    if (lineage === undefined) return `token ${id}'s issuer has been revoked`;
+    if (lineage.expiresAt !== undefined && lineage.expiresAt <= now) return `token ${id}'s issuer has expired`;
     return undefined;
   }
 
-  /** Issues a token; only its hash is stored, the token itself is returned once. */
+  /**
+   * The earliest expiry along a token's chain of issuers, or undefined for the chain when one of
+   * them is gone (revoked). Tokens issued before the cap existed can outlive their issuer in the
+   * file; this is what still ends them with it.
+   */
+  private lineage(t: IssuedToken): { expiresAt: number | undefined } | undefined {
+    let expiresAt: number | undefined;
+    const seen = new Set<string>();
+    for (let at: IssuedToken | undefined = t; at; ) {
+      if (seen.has(at.id)) return undefined; // a cycle can only be a damaged file
+      seen.add(at.id);
+      if (at.expiresAt) expiresAt = Math.min(expiresAt ?? Number.POSITIVE_INFINITY, Date.parse(at.expiresAt));
+      if (at.issuer === undefined || at.issuer === PRIMARY_TOKEN_ID) return { expiresAt };
+      at = this.byId.get(at.issuer);
+      if (!at) return undefined;
+    }
+    return { expiresAt };
+  }
+
+  /** Throws what `create` would for this request (scope, issuer, budget) without issuing: for work that must not start otherwise. */
+  checkIssue(request: Pick<TokenRequest, "scope" | "issuer">, now = Date.now()): void {
+    const bound = this.issuerBound(request.issuer, request.scope, now);
+    this.checkBudget(this.live(now), request.issuer, bound.scope);
+  }
+
+  /**
+   * Issues a token; only its hash is stored, the token itself is returned once. The issuer bounds
+   * it: its expiry is capped at the issuer's, a scope above the issuer's is `forbidden`, and so is
+   * any token asked for by a token that may not issue (a browser link's).
+   */
   create(request: TokenRequest, now = Date.now()): { token: string; id: string; expiresAt: string } {
-    const { scope, ttlMs, label, use = "api", port, issuer } = request;
+    const { scope, ttlMs, label, use = "api", port, issuer, pageOnly } = request;
+    const live = this.live(now);
+    const bound = this.issuerBound(issuer, scope, now);
+    this.checkBudget(live, issuer, bound.scope);
     const token = `${TOKEN_PREFIX[use]}${randomBytes(32).toString("base64url")}`;
-    const expiresAt = new Date(now + (ttlMs ?? DEFAULT_TOKEN_TTL_MS)).toISOString();
+    const expiresAt = new Date(Math.min(now + (ttlMs ?? DEFAULT_TOKEN_TTL_MS), bound.expiresAt ?? Number.POSITIVE_INFINITY)).toISOString();
     const record: IssuedToken = {
       id: `t${randomBytes(6).toString("hex")}`,
       sha256: sha256(token).toString("hex"),
@@ -132,22 +189,52 @@ export class TokenStore {
     if (use !== "api") record.use = use;
     if (port !== undefined) record.port = port;
     if (issuer !== undefined) record.issuer = issuer;
-    const live = this.live(now);
-    if (live.length >= this.maxLive)
-      throw new ActionError(
-        "limit_exceeded",
-        `${live.length} issued tokens are live, the most the daemon keeps; revoke some (tokens.list, tokens.revoke) or wait for them to expire`,
-      );
+    if (pageOnly) record.pageOnly = true;
     this.save([...live, record]);
     return { token, id: record.id, expiresAt };
   }
 
-  /** The issued tokens that still hold, without their hashes. */
-  list(now = Date.now()): TokenInfo[] {
-    return this.live(now).map(({ sha256: _hash, ...info }) => info);
+  /** What an issuer allows: its scope and its (chain's) expiry; throws when it may not issue `scope`. */
+  private issuerBound(issuer: string | undefined, scope: Scope, now: number): { scope: Scope; expiresAt?: number } {
+    if (issuer === undefined || issuer === PRIMARY_TOKEN_ID) return { scope: "manage" };
+    const why = this.invalidReason(issuer, now);
+    if (why !== undefined) throw new ActionError("unauthorized", `${why}; reconnect with a valid token`);
+    const record = this.byId.get(issuer)!;
+    if (record.pageOnly)
+      throw new ActionError("forbidden", `token ${issuer} is a browser link's: it opens its page only and cannot issue tokens or links`);
+    if (SCOPE_RANK[scope] > SCOPE_RANK[record.scope])
+      throw new ActionError("forbidden", `token ${issuer} has scope ${record.scope} and cannot issue a ${scope} token`, { path: "/scope" });
+    const expiresAt = this.lineage(record)?.expiresAt;
+    return { scope: record.scope, ...(expiresAt !== undefined ? { expiresAt } : {}) };
   }
 
-  /** Revokes an issued token at once: connections that use it are closed by the listeners. */
+  /** Throws limit_exceeded when the table, the observers' share of it, or this observer's share is full. */
+  private checkBudget(live: IssuedToken[], issuer: string | undefined, issuerScope: Scope): void {
+    const full = (count: number, what: string): ActionError =>
+      new ActionError(
+        "limit_exceeded",
+        `${count} ${what} are live, the most the daemon keeps; revoke some (tokens.list, tokens.revoke) or wait for them to expire`,
+      );
+    if (live.length >= this.maxLive) throw full(live.length, "issued tokens");
+    if (issuerScope !== "observe") return;
+    const observers = new Set(live.filter((t) => t.scope === "observe").map((t) => t.id));
+    const byObservers = live.filter((t) => t.issuer !== undefined && observers.has(t.issuer));
+    const mine = byObservers.filter((t) => t.issuer === issuer).length;
+    const perIssuer = Math.max(1, Math.floor(this.maxLive * OBSERVE_ISSUER_SHARE));
+    if (mine >= perIssuer) throw full(mine, `tokens issued by token ${issuer} (an observe token)`);
+    const share = Math.max(1, Math.floor(this.maxLive * OBSERVE_SHARE));
+    if (byObservers.length >= share) throw full(byObservers.length, "tokens issued by observe tokens");
+  }
+
+  /** The issued tokens that still hold, without their hashes. */
+  list(now = Date.now()): TokenInfo[] {
+    return this.live(now).map(publicInfo);
+  }
+
+  /**
+   * Revokes an issued token and every token it issued (and they issued), at once: connections
+   * that use any of them are closed by the listeners.
+   */
   revoke(id: string, now = Date.now()): TokenInfo {
     if (id === PRIMARY_TOKEN_ID)
       throw new ActionError(
@@ -159,10 +246,12 @@ export class TokenStore {
     const t = live.find((x) => x.id === id);
     if (!t)
       throw new ActionError("not_found", `no live token ${id}; tokens.list shows the tokens that can be revoked`, { path: "/tokenId" });
-    this.save(live.filter((x) => x.id !== id));
-    for (const listener of this.revokeListeners) listener(id);
-    const { sha256: _hash, ...info } = t;
-    return info;
+    const gone = new Set([id]);
+    // Issued after their issuer, so one pass in file order finds every generation.
+    for (const x of live) if (x.issuer !== undefined && gone.has(x.issuer)) gone.add(x.id);
+    this.save(live.filter((x) => !gone.has(x.id)));
+    for (const revoked of gone) for (const listener of this.revokeListeners) listener(revoked);
+    return publicInfo(t);
   }
 
   /** Registers a callback for every revocation (the server closes that token's connections). */
@@ -171,12 +260,24 @@ export class TokenStore {
   }
 
   private live(now: number): IssuedToken[] {
-    return this.issued.filter((t) => !t.expiresAt || Date.parse(t.expiresAt) > now);
+    return this.issued.filter((t) => {
+      const lineage = this.lineage(t);
+      return lineage !== undefined && (lineage.expiresAt === undefined || lineage.expiresAt > now);
+    });
   }
 
   // Expired and revoked tokens are dropped whenever the file is written, so it stays small.
   private save(tokens: IssuedToken[]): void {
     writeFileAtomicSync(this.issuedPath, JSON.stringify(tokens, null, 2), { mode: 0o600, fsync: true });
-    this.issued = tokens;
+    this.load(tokens);
   }
+
+  private load(tokens: IssuedToken[]): void {
+    this.issued = tokens;
+    this.byId = new Map(tokens.map((t) => [t.id, t]));
+  }
+}
+
+function publicInfo({ sha256: _hash, pageOnly: _pageOnly, ...info }: IssuedToken): TokenInfo {
+  return info;
 }

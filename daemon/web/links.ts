@@ -7,7 +7,8 @@ export type LinkPage = "terminal" | "console";
 
 /**
  * Mints the links of terminal.open and console.open: a token of its own (scoped like the asking
- * token, expiring, revocable with tokens.revoke) carried in the URL fragment, which a browser
+ * token, never outliving it, revoked with it or by tokens.revoke, unable to issue tokens itself)
+ * carried in the URL fragment, which a browser
  * never sends to a server, so it reaches no request line and no log.
  */
 export class PageLinks {
@@ -34,6 +35,11 @@ export class PageLinks {
     return this.assets.missing();
   }
 
+  /** Throws what `issue` would for this asker (a link's token, a full budget): checked before a terminal is started for it. */
+  checkIssue(scope: Scope, issuer: string): void {
+    this.tokens.checkIssue({ scope, issuer });
+  }
+
   issue(
     page: LinkPage,
     scope: Scope,
@@ -41,7 +47,14 @@ export class PageLinks {
     ttlMs: number | undefined,
     fragment: Record<string, string> = {},
   ): { url: string; expiresAt: string; tokenId: string } {
-    const { token, id, expiresAt } = this.tokens.create({ scope, ttlMs: ttlMs ?? DEFAULT_LINK_TTL_MS, label: `${page} link`, issuer });
+    // A link opens its page: its token may not issue tokens or links of its own (guide: Browser links).
+    const { token, id, expiresAt } = this.tokens.create({
+      scope,
+      ttlMs: ttlMs ?? DEFAULT_LINK_TTL_MS,
+      label: `${page} link`,
+      issuer,
+      pageOnly: true,
+    });
     const hash = new URLSearchParams({ ...fragment, token }).toString();
     return { url: `${this.publicUrl ?? this.base}/web/${page}#${hash}`, expiresAt, tokenId: id };
   }

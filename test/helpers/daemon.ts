@@ -28,6 +28,8 @@ export interface StartOptions {
   env?: Record<string, string>;
   /** Reuse the directories of an earlier daemon (restart tests). */
   dirs?: DaemonDirs;
+  /** A command that execs the daemon, e.g. `["prlimit", "--nofile=256:256", "--"]` (same pid). */
+  launcher?: string[];
 }
 
 /** A real daemon process on 127.0.0.1:<free port> with its own state, config and cache directories. */
@@ -54,7 +56,8 @@ export class TestDaemon {
 
   static async start(options: StartOptions = {}): Promise<TestDaemon> {
     const dirs = options.dirs ?? newDirs();
-    const proc = spawn(process.execPath, [...DAEMON_NODE_FLAGS, DAEMON_MAIN, "--port", "0", ...(options.args ?? [])], {
+    const [command, ...prefix] = [...(options.launcher ?? []), process.execPath];
+    const proc = spawn(command!, [...prefix, ...DAEMON_NODE_FLAGS, DAEMON_MAIN, "--port", "0", ...(options.args ?? [])], {
       env: { ...daemonEnv(dirs), ...options.env },
       stdio: ["ignore", "inherit", "pipe"],
     });

@@ -184,6 +184,53 @@ describe("MCP over HTTP: the WebSocket's authentication rules", () => {
   });
 });
 
+describe("MCP sessions: a lesser token never ends a greater one's", () => {
+  let daemon: TestDaemon;
+  beforeAll(async () => {
+    daemon = await TestDaemon.start();
+  });
+  afterAll(async () => {
+    await daemon?.stop();
+    daemon?.cleanup();
+  });
+
+  const listTools = (token: string, session: string) =>
+    fetch(mcpUrl(daemon), {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/json",
+        Accept: "application/json, text/event-stream",
+        Authorization: `Bearer ${token}`,
+        "mcp-session-id": session,
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/list" }),
+    });
+
+  it("16 sessions of an observe token end its own, never a manage token's; at a bound of manage sessions an observer is refused", async () => {
+    const manage = await post(daemon, { Authorization: `Bearer ${daemon.token}` });
+    expect(manage.status).toBe(200);
+    const ws = await daemon.client();
+    const { token: observe } = await ws.ok("tokens.create", { scope: "observe", ttlMs: 600_000 });
+    await ws.close();
+    const observed: string[] = [];
+    for (let i = 0; i < 16; i++) {
+      const opened = await post(daemon, { Authorization: `Bearer ${observe}` });
+      expect(opened.status).toBe(200);
+      observed.push(opened.session!);
+    }
+    expect((await listTools(daemon.token, manage.session!)).status).toBe(200); // before: 404, ended by the observer
+    expect((await listTools(observe, observed[0]!)).status).toBe(404); // the observer's own oldest went
+    // A manage token makes room by ending an observer's session.
+    const manageSessions = [manage.session!];
+    for (let i = 0; i < 15; i++) manageSessions.push((await post(daemon, { Authorization: `Bearer ${daemon.token}` })).session!);
+    for (const session of manageSessions) expect((await listTools(daemon.token, session)).status).toBe(200);
+    // Now every session is manage's: an observer is refused rather than ending one.
+    const refused = await post(daemon, { Authorization: `Bearer ${observe}` });
+    expect(refused).toMatchObject({ status: 503, body: { ok: false, error: { code: "limit_exceeded" } } });
+    for (const session of manageSessions) expect((await listTools(daemon.token, session)).status).toBe(200);
+  });
+});
+
 describe("MCP over HTTP at shutdown", () => {
   it("the daemon stops cleanly (exit 0) while an MCP session and its event stream are open", async () => {
     const daemon = await TestDaemon.start();
