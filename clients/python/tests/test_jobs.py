@@ -10,9 +10,9 @@ import os
 from typing import Any
 
 import pytest
-import websockets.client
 
 from hotline_client import HotlineError, ReconnectPolicy, connect, sync
+from hotline_client._socket import open_socket
 from proxy import CuttingProxy
 
 
@@ -42,11 +42,14 @@ def test_shell_output_is_byte_exact(harness: dict[str, Any]) -> None:
 
 def test_an_error_reply_raises_hotline_error_with_the_wire_code_and_path(harness: dict[str, Any]) -> None:
     async def raw(request: dict[str, Any]) -> dict[str, Any]:
-        headers = {"Authorization": f"Bearer {harness['token']}"}
-        async with websockets.client.connect(harness["url"], extra_headers=headers, compression=None) as ws:
+        """The reply as the daemon sends it, read on a bare socket (no request table, no parsing)."""
+        ws = await open_socket(harness["url"], harness["token"], {}, 10.0, None)
+        try:
             await ws.send(json.dumps({"id": 1, **request}))
             reply: dict[str, Any] = json.loads(await ws.recv())
             return reply
+        finally:
+            await ws.close()
 
     async def main() -> None:
         async with await connect(url=harness["url"], token=harness["token"]) as client:
