@@ -18,7 +18,8 @@ import { STANDIN_REF, cleanup, tempDir } from "../nix/helpers.js";
  * tokens from files, never from the environment).
  */
 const ROOT = new URL("../../", import.meta.url).pathname;
-const PYTHON = "/usr/bin/python3";
+/** Debian's Python, which has python3-websockets, python3-pytest and mypy (`python3` on PATH may be another); HOTLINE_TEST_PYTHON tries another interpreter. */
+const PYTHON = process.env.HOTLINE_TEST_PYTHON || "/usr/bin/python3";
 const PACKAGE = join(ROOT, "clients/python");
 
 function pythonUsable(): boolean {

@@ -213,7 +213,7 @@ class Tasks:
 
 
 class Terminal:
-    """`client.terminal`: a browser terminal link (guide/30-shell.md)."""
+    """`client.terminal`: a terminal job and a browser link to it (guide/70-browser.md)."""
 
     def __init__(self, client: HotlineClient) -> None:
         self._client = client

@@ -132,3 +132,24 @@ def test_the_sync_facade_runs_without_an_event_loop(harness: dict[str, Any]) -> 
         with pytest.raises(HotlineError) as caught:
             client.files.read(os.path.join(harness["work"], "missing"))
         assert caught.value.code == "not_found"
+
+
+def test_terminal_open_starts_a_terminal_job_with_a_link(harness: dict[str, Any]) -> None:
+    async def main() -> None:
+        async with await connect(url=harness["url"], token=harness["token"]) as client:
+            opened = await client.terminal.open(command="printf 'term-ready\\n'; sleep 60", cols=100, rows=30)
+            assert opened["available"] is True, opened
+            assert "#job=" in opened["webTerminalUrl"] and opened["job"]["kind"] == "terminal"
+            job = client.job(opened["job"]["id"])
+            seen = b""
+            async with job.follow() as follow:
+                async for event in follow:
+                    if event["event"] == "job.output":
+                        assert event["stream"] == "pty"
+                        seen += event["bytes"]
+                        if b"term-ready" in seen:
+                            break
+            await job.cancel(grace_ms=0)
+            assert (await job.wait())["state"] == "cancelled"
+
+    asyncio.run(main())
