@@ -64,18 +64,29 @@ function discoveryCases(root: string): Array<{ name: string; env: Record<string,
   });
 }
 
-/** Runs one pytest file; resolves with its exit code and output. */
+/** Longest a pytest file may run; then its process group is killed (so nothing outlives the test) and it fails. */
+const PYTEST_DEADLINE_MS = 270_000;
+
+/** Runs one pytest file in a process group of its own; resolves with its exit code and output. */
 function pytest(file: string, harness: string): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
     const proc = spawn(PYTHON, ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs", join(PACKAGE, "tests", file)], {
       cwd: ROOT,
       env: { ...process.env, HOTLINE_PYTEST_HARNESS: harness, PYTHONDONTWRITEBYTECODE: "1" },
       stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
     });
     let output = "";
+    const timer = setTimeout(() => {
+      output += `\n[killed after ${PYTEST_DEADLINE_MS} ms]`;
+      process.kill(-proc.pid!, "SIGKILL");
+    }, PYTEST_DEADLINE_MS);
     proc.stdout.on("data", (d: Buffer) => (output += d.toString()));
     proc.stderr.on("data", (d: Buffer) => (output += d.toString()));
-    proc.once("close", (code) => resolve({ code, output }));
+    proc.once("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
   });
 }
 
