@@ -23,6 +23,9 @@ def test_shell_output_is_byte_exact(harness: dict[str, Any]) -> None:
             assert small.status["state"] == "succeeded"
             assert small.output == b"a\x00\xff\xfe\nline two\r\n\xe9t\xc3\xa9"
             assert await small.job.output() == small.output
+            for binary in (True, False):  # binary frames, and JSON events (base64 for bytes that are not UTF-8)
+                followed = [e["bytes"] async for e in small.job.follow(binary=binary) if e["event"] == "job.output"]
+                assert b"".join(followed) == small.output
 
             path = os.path.join(harness["work"], "random.bin")
             big = await client.shell(f"head -c 300000 /dev/urandom | tee {path}", wait=30_000)
