@@ -13,10 +13,11 @@
 For scripts and notebooks without an event loop: hotline_client.sync.
 """
 
-from .client import FileContent, HotlineClient, PrepareRun, ShellRun, connect
+from .client import HotlineClient, PrepareRun, ShellRun, connect
 from .connection import Connection
 from .discovery import Directories, Endpoint, discover_daemon, hotline_directories, read_token_file
 from .errors import HotlineError
+from .files import FileContent
 from .follow import FollowStream, ReconnectPolicy
 from .frames import FileData, FollowEvent, OutputChunk
 from .job import Job

@@ -17,10 +17,12 @@ from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar
 
 from . import client as aio
+from .files import Files
 from .follow import FollowStream, Stream
 from .frames import FollowEvent
 from .job import Job, Signal
 from .protocol import JobsCancelResult, JobStatus, PrepareResultEnvironment, SyncActionRequests
+from .tasks import Tasks, Terminal
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -135,7 +137,7 @@ class SyncPrepareRun:
 
 
 class SyncFiles:
-    def __init__(self, loop: _Loop, files: aio.Files) -> None:
+    def __init__(self, loop: _Loop, files: Files) -> None:
         self.read = loop.wrap(files.read)
         self.write = loop.wrap(files.write)
         self.edit = loop.wrap(files.edit)
@@ -144,7 +146,7 @@ class SyncFiles:
 
 
 class SyncTasks:
-    def __init__(self, loop: _Loop, tasks: aio.Tasks) -> None:
+    def __init__(self, loop: _Loop, tasks: Tasks) -> None:
         self.create = loop.wrap(tasks.create)
         self.list = loop.wrap(tasks.list)
         self.commit = loop.wrap(tasks.commit)
@@ -153,7 +155,7 @@ class SyncTasks:
 
 
 class SyncTerminal:
-    def __init__(self, loop: _Loop, terminal: aio.Terminal) -> None:
+    def __init__(self, loop: _Loop, terminal: Terminal) -> None:
         self.open = loop.wrap(terminal.open)
 
 

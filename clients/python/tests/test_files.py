@@ -8,7 +8,7 @@ import os
 from typing import Any
 
 from hotline_client import connect
-from hotline_client.client import WRITE_CHUNK
+from hotline_client.files import WRITE_CHUNK
 
 
 def test_large_write_goes_in_chunks_and_reads_back_byte_exact(harness: dict[str, Any]) -> None:
