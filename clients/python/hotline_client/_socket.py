@@ -20,6 +20,7 @@ MAX_MESSAGE_BYTES = 32 * 1024 * 1024
 # at most 1 MiB each): a follower that is not read pushes back on the daemon instead of growing.
 MAX_QUEUED_MESSAGES = 8
 DEFAULT_CONNECT_TIMEOUT_S = 10.0
+LEGACY_READ_LIMIT = 1024 * 1024
 
 __all__ = ["Socket", "ConnectionClosed", "open_socket", "DEFAULT_CONNECT_TIMEOUT_S"]
 
@@ -34,11 +35,14 @@ class Socket(Protocol):
     async def close(self, code: int = 1000, reason: str = "") -> None: ...
 
 
-def _implementation() -> tuple[Any, str]:
+def _implementation() -> tuple[Any, dict[str, Any]]:
+    """The client's connect and the options only it takes."""
     try:
-        return importlib.import_module("websockets.asyncio.client").connect, "additional_headers"
+        return importlib.import_module("websockets.asyncio.client").connect, {"additional_headers": None}
     except ImportError:
-        return importlib.import_module("websockets.client").connect, "extra_headers"
+        # The legacy client reads through an asyncio StreamReader that pauses the socket past twice
+        # read_limit (64 KiB by default): a 1 MiB output frame then costs a dozen pause/resume turns.
+        return importlib.import_module("websockets.client").connect, {"extra_headers": None, "read_limit": LEGACY_READ_LIMIT}
 
 
 _REFUSALS: Mapping[int, ErrorCode] = {401: "unauthorized", 403: "forbidden", 503: "limit_exceeded"}
@@ -65,12 +69,12 @@ def _refusal(url: str, err: Exception) -> HotlineError | None:
 
 async def open_socket(url: str, token: str | None, headers: Mapping[str, str], timeout_s: float, daemon_file: str | None) -> Socket:
     """Opens and authenticates; refusals and unreachable daemons become HotlineErrors naming the URL."""
-    connect, headers_name = _implementation()
+    connect, own_options = _implementation()
     all_headers = dict(headers)
     if token is not None:
         all_headers["Authorization"] = f"Bearer {token}"
     options: dict[str, Any] = {
-        headers_name: all_headers,
+        **{k: all_headers if v is None else v for k, v in own_options.items()},
         "compression": None,
         "max_size": MAX_MESSAGE_BYTES,
         "max_queue": MAX_QUEUED_MESSAGES,
