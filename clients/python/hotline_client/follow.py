@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
@@ -59,6 +60,7 @@ class FollowStream:
         self._changed = asyncio.Event()
         self._exit = asyncio.Event()
         self._connection: Connection | None = None
+        self._detach: Callable[[], None] | None = None
         self._failed_attempts = 0
         self._exited = False
         self._stopped = False
@@ -135,6 +137,12 @@ class FollowStream:
         dropped = asyncio.Event()
         off_event = connection.on_event(self._on_event)
         off_close = connection.on_close(lambda _reason: dropped.set())
+
+        def detach() -> None:
+            off_event()
+            off_close()
+
+        self._detach = detach
         params: dict[str, Any] = {"job": self.job, "from": self._cursor, "binary": self._binary}
         if self._stream is not None:
             params["stream"] = self._stream
@@ -142,8 +150,7 @@ class FollowStream:
             await connection.request("jobs.follow", params)
         except HotlineError as err:
             if not connection.closed:  # a refusal (not_found …); a dropped socket is retried below
-                off_event()
-                off_close()
+                detach()
                 self._fail(err)
                 await connection.close()
                 return False
@@ -154,13 +161,9 @@ class FollowStream:
             finally:
                 for w in waits:
                     w.cancel()
-        off_event()
-        off_close()
+        detach()
         if self._exited:
-            # The daemon's follower ended with job.exit: nothing more comes, the next follow may use it.
-            self._connection = None
-            self._host.release_connection(connection)
-            return False
+            return False  # _on_event handed the connection back
         if self._stopped:
             return False
         self._connection = None
@@ -189,8 +192,23 @@ class FollowStream:
             self._exited = True
             self._push(cast(FollowEvent, frame))
             self._exit.set()
+            self._release()
         elif kind in ("job.state", "job.progress"):
             self._push(cast(FollowEvent, frame))
+
+    def _release(self) -> None:
+        """Hands the connection back at once: the daemon's follower on it ended with job.exit, so a
+        follow started right after this one's last event reuses it (a new one costs an upgrade and a
+        cold TCP window)."""
+        connection = self._connection
+        if connection is None:
+            return
+        self._connection = None  # aclose() must not close it once another follow may own it
+        if self._detach is not None:
+            self._detach()
+            self._detach = None
+        connection.resume()
+        self._host.release_connection(connection)
 
     def _push(self, event: FollowEvent) -> None:
         self._queue.append(event)
