@@ -5,7 +5,7 @@ import WebSocket from "ws";
 import { type BenchDaemon, type BenchRow, median, pairRow, quantile, row, samplePairs, startBenchDaemon } from "./common.js";
 
 /** The raw `ws` server of bench/raw-ws-server.ts in a process of its own. */
-async function startRawServer(): Promise<{ url: string; stop(): void }> {
+export async function startRawServer(): Promise<{ url: string; stop(): void }> {
   const proc = spawn(process.execPath, [join(import.meta.dirname, "raw-ws-server.js")], { stdio: ["ignore", "pipe", "inherit"] });
   const url = await new Promise<string>((resolve) => createInterface({ input: proc.stdout! }).once("line", resolve));
   return { url, stop: () => proc.kill() };

@@ -1,0 +1,1228 @@
+"""The protocol's types, generated from schemas/ by clients/python/scripts/generate_types.py: do not edit."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypedDict, overload
+
+PROTOCOL_VERSION = 1
+
+ErrorCode = Literal["bad_json", "invalid_request", "unknown_action", "unauthorized", "forbidden", "not_found", "conflict", "limit_exceeded", "unavailable", "internal"]
+
+ActionName = Literal["state.info", "state.guide", "state.catalog", "shell", "files.download", "files.extract", "files.run", "jobs.list", "jobs.status", "jobs.output", "jobs.follow", "jobs.unfollow", "jobs.wait", "jobs.input", "jobs.resize", "jobs.cancel", "tokens.create", "tokens.list", "tokens.revoke", "repos.add", "repos.list", "repos.snapshot", "repos.bundle", "tasks.create", "tasks.list", "tasks.commit", "tasks.merge", "tasks.remove", "secrets.write", "prepare", "cache.list", "cache.prune", "files.read", "files.write", "files.edit", "files.list", "files.stat", "files.mkdir", "files.move", "files.remove", "files.search", "files.watch", "files.unwatch", "terminal.open", "console.open", "jobs.watch", "jobs.unwatch"]
+
+
+class _WireErrorRequired(TypedDict):
+    code: Literal["bad_json", "invalid_request", "unknown_action", "unauthorized", "forbidden", "not_found", "conflict", "limit_exceeded", "unavailable", "internal"]
+    message: str
+
+
+class WireError(_WireErrorRequired, total=False):
+    path: str
+    details: dict[str, Any]
+
+
+class JobStatusProgress(TypedDict):
+    phase: str
+    done: float
+    total: float | None
+    unit: str
+    message: str
+
+
+class _JobStatusRequired(TypedDict):
+    id: str
+    kind: str
+    title: str
+    state: Literal["queued", "running", "succeeded", "failed", "cancelled", "timed_out", "lost"]
+    createdAt: str
+    outputBytes: int
+
+
+class JobStatus(_JobStatusRequired, total=False):
+    exitCode: int
+    signal: str
+    startedAt: str
+    endedAt: str
+    progress: JobStatusProgress
+    omittedBytes: int
+    error: WireError
+    result: dict[str, Any]
+    key: str
+    cwd: str
+    pid: int
+
+
+class NoParams(TypedDict):
+    pass
+
+
+class JobReply(TypedDict):
+    job: JobStatus
+
+
+class JobOutputEvent(TypedDict):
+    event: Literal["job.output"]
+    job: str
+    stream: Literal["stdout", "stderr", "pty"]
+    offset: int
+    data: str
+    encoding: Literal["utf8", "base64"]
+
+
+class JobProgressEvent(TypedDict):
+    event: Literal["job.progress"]
+    job: str
+    progress: JobStatusProgress
+
+
+class _JobStateEventRequired(TypedDict):
+    event: Literal["job.state"]
+    job: str
+    state: Literal["queued", "running", "succeeded", "failed", "cancelled", "timed_out", "lost"]
+
+
+class JobStateEvent(_JobStateEventRequired, total=False):
+    status: JobStatus
+
+
+class _JobExitEventRequired(TypedDict):
+    event: Literal["job.exit"]
+    job: str
+    status: JobStatus
+    next: int
+
+
+class JobExitEvent(_JobExitEventRequired, total=False):
+    error: WireError
+
+
+class JobCreatedEvent(TypedDict):
+    event: Literal["job.created"]
+    job: str
+    status: JobStatus
+
+
+class FsChangeEvent(TypedDict):
+    event: Literal["fs.change"]
+    watch: str
+    path: str
+    kind: Literal["create", "modify", "remove", "overflow"]
+
+
+class JobOutputBinaryHeader(TypedDict):
+    event: Literal["job.output"]
+    job: str
+    stream: Literal["stdout", "stderr", "pty"]
+    offset: int
+
+
+class FilesDataBinaryHeader(TypedDict):
+    event: Literal["files.data"]
+    path: str
+    offset: int
+
+
+class StateInfoResultDirectories(TypedDict):
+    """Absolute paths; a directory may not exist yet until something is written there."""
+    state: str
+    config: str
+    cache: str
+    systemConfig: str
+    workspaceRoot: str
+    repos: str
+    tasks: str
+    jobs: str
+    environments: str
+    snapshots: str
+    bundles: str
+
+
+class StateInfoResultOutput(TypedDict):
+    """job output kept on disk, against the budget"""
+    budgetBytes: int
+    usedBytes: int
+
+
+class _StateInfoResultNixRequired(TypedDict):
+    available: bool
+    flakes: bool
+
+
+class StateInfoResultNix(_StateInfoResultNixRequired, total=False):
+    version: str
+    reason: str
+
+
+class StateInfoResultActionsItem(TypedDict):
+    name: str
+    scope: str
+    summary: str
+
+
+class StateInfoResult(TypedDict):
+    name: Literal["hotline"]
+    version: str
+    protocolVersion: int
+    commit: str
+    node: str
+    system: str
+    user: str
+    pid: int
+    startedAt: str
+    uptimeMs: int
+    directories: StateInfoResultDirectories
+    jobs: dict[str, int]
+    output: StateInfoResultOutput
+    lastActivity: str
+    idleMs: int
+    nix: StateInfoResultNix
+    scope: str
+    actions: list[StateInfoResultActionsItem]
+
+
+class StateGuideResult(TypedDict):
+    version: str
+    sha256: str
+    text: str
+
+
+class _StateCatalogResultNixpkgsRequired(TypedDict):
+    url: str
+
+
+class StateCatalogResultNixpkgs(_StateCatalogResultNixpkgsRequired, total=False):
+    rev: str
+    narHash: str
+    lastModified: int
+
+
+class StateCatalogResult(TypedDict):
+    system: str
+    nixpkgs: StateCatalogResultNixpkgs
+    inputs: list[dict[str, Any]]
+    workspaces: list[dict[str, Any]]
+
+
+class ShellParamsPty(TypedDict):
+    cols: int
+    rows: int
+
+
+class _ShellParamsRequired(TypedDict):
+    command: str | list[str]
+
+
+class ShellParams(_ShellParamsRequired, total=False):
+    cwd: str
+    env: dict[str, str]
+    timeoutMs: int
+    stdin: str | bool
+    pty: ShellParamsPty
+    key: str
+    wait: int
+
+
+class ShellResultOutput(TypedDict):
+    data: str
+    encoding: Literal["utf8", "base64"]
+    bytes: int
+    omittedBytes: int
+
+
+class _ShellResultRequired(TypedDict):
+    job: JobStatus
+
+
+class ShellResult(_ShellResultRequired, total=False):
+    output: ShellResultOutput
+
+
+class FilesDownloadParamsGithub(TypedDict):
+    repo: str
+    tag: str
+    asset: str
+
+
+class _FilesDownloadParamsRequired(TypedDict):
+    dest: str
+
+
+class FilesDownloadParams(_FilesDownloadParamsRequired, total=False):
+    url: str
+    github: FilesDownloadParamsGithub
+    sha256: str
+    overwrite: bool
+    parents: bool
+    timeoutMs: int
+    key: str
+    wait: int
+
+
+class _FilesExtractParamsRequired(TypedDict):
+    archive: str
+    dest: str
+
+
+class FilesExtractParams(_FilesExtractParamsRequired, total=False):
+    format: Literal["tar", "tar.gz", "tar.xz", "tar.zst", "zip"]
+    strip: int
+    parents: bool
+    timeoutMs: int
+    key: str
+    wait: int
+
+
+class _FilesRunParamsRequired(TypedDict):
+    path: str
+
+
+class FilesRunParams(_FilesRunParamsRequired, total=False):
+    interpreter: Literal["bash", "sh", "python3"]
+    args: list[str]
+    cwd: str
+    env: dict[str, str]
+    timeoutMs: int
+    stdin: str | bool
+    key: str
+    wait: int
+
+
+class JobsListParams(TypedDict, total=False):
+    state: Literal["queued", "running", "succeeded", "failed", "cancelled", "timed_out", "lost"] | list[Literal["queued", "running", "succeeded", "failed", "cancelled", "timed_out", "lost"]]
+    kind: str
+    limit: int
+    before: str
+
+
+class JobsListResult(TypedDict):
+    jobs: list[JobStatus]
+    more: bool
+
+
+class JobsStatusParams(TypedDict):
+    job: str
+
+
+_JobsOutputParamsRequired = TypedDict("_JobsOutputParamsRequired", {"job": str})
+_JobsOutputParamsOptional = TypedDict("_JobsOutputParamsOptional", {"from": int, "tail": int, "limit": int, "stream": Literal["stdout", "stderr", "pty"]}, total=False)
+
+
+class JobsOutputParams(_JobsOutputParamsRequired, _JobsOutputParamsOptional):
+    pass
+
+
+_JobsOutputResultRequired = TypedDict("_JobsOutputResultRequired", {"data": str, "encoding": Literal["utf8", "base64"], "from": int, "next": int, "eof": bool})
+
+
+class JobsOutputResult(_JobsOutputResultRequired):
+    pass
+
+
+_JobsFollowParamsRequired = TypedDict("_JobsFollowParamsRequired", {"job": str})
+_JobsFollowParamsOptional = TypedDict("_JobsFollowParamsOptional", {"from": int, "stream": Literal["stdout", "stderr", "pty"], "binary": bool}, total=False)
+
+
+class JobsFollowParams(_JobsFollowParamsRequired, _JobsFollowParamsOptional):
+    pass
+
+
+_JobsFollowResultRequired = TypedDict("_JobsFollowResultRequired", {"job": JobStatus, "from": int})
+
+
+class JobsFollowResult(_JobsFollowResultRequired):
+    pass
+
+
+class JobsUnfollowResult(TypedDict):
+    followed: bool
+
+
+class JobsWaitParams(TypedDict):
+    job: str
+    timeoutMs: int
+
+
+class JobsWaitResult(TypedDict):
+    job: JobStatus
+    timedOut: bool
+
+
+class _JobsInputParamsRequired(TypedDict):
+    job: str
+
+
+class JobsInputParams(_JobsInputParamsRequired, total=False):
+    data: str
+    encoding: Literal["utf8", "base64"]
+    eof: bool
+    timeoutMs: int
+
+
+class JobsInputResult(TypedDict):
+    written: int
+
+
+class JobsResizeParams(TypedDict):
+    job: str
+    cols: int
+    rows: int
+
+
+class JobsResizeResult(TypedDict):
+    cols: int
+    rows: int
+
+
+class _JobsCancelParamsRequired(TypedDict):
+    job: str
+
+
+class JobsCancelParams(_JobsCancelParamsRequired, total=False):
+    signal: Literal["SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGKILL", "SIGUSR1", "SIGUSR2"]
+    graceMs: int
+    wait: int
+
+
+class _TokensCreateParamsRequired(TypedDict):
+    scope: Literal["manage", "observe"]
+
+
+class TokensCreateParams(_TokensCreateParamsRequired, total=False):
+    ttlMs: int
+    label: str
+
+
+class TokensCreateResult(TypedDict):
+    token: str
+    scope: str
+    expiresAt: str
+    id: str
+
+
+class _TokensListResultTokensItemRequired(TypedDict):
+    id: str
+    scope: Literal["manage", "observe"]
+    createdAt: str
+
+
+class TokensListResultTokensItem(_TokensListResultTokensItemRequired, total=False):
+    expiresAt: str
+    label: str
+    use: Literal["ssh", "preview"]
+    port: int
+    issuer: str
+
+
+class TokensListResult(TypedDict):
+    tokens: list[TokensListResultTokensItem]
+
+
+class TokensRevokeParams(TypedDict):
+    tokenId: str
+
+
+class TokensRevokeResult(TypedDict):
+    revoked: TokensListResultTokensItem
+
+
+class ReposAddParams(TypedDict, total=False):
+    repo: str
+    url: str
+    path: str
+    lockTimeoutMs: int
+    key: str
+    wait: int
+
+
+class ReposListResultReposItem(TypedDict):
+    repo: str
+    path: str
+    branch: str | None
+    commit: str | None
+    origin: str | None
+
+
+class ReposListResult(TypedDict):
+    repos: list[ReposListResultReposItem]
+
+
+class ReposSnapshotParams(TypedDict, total=False):
+    repo: str
+    ref: str
+    key: str
+    wait: int
+
+
+class ReposBundleParams(TypedDict, total=False):
+    repo: str
+    lockTimeoutMs: int
+    key: str
+    wait: int
+
+
+class _TasksCreateParamsRequired(TypedDict):
+    task: str
+
+
+class TasksCreateParams(_TasksCreateParamsRequired, total=False):
+    repo: str
+    base: str
+    lockTimeoutMs: int
+
+
+class TasksCreateResult(TypedDict):
+    task: str
+    repo: str
+    branch: str
+    base: str
+    baseCommit: str
+    createdAt: str
+    path: str
+    commit: str | None
+    lockWaitMs: int
+
+
+class TasksListParams(TypedDict, total=False):
+    repo: str
+
+
+class TasksListResultTasksItem(TypedDict):
+    task: str
+    repo: str
+    branch: str
+    base: str
+    baseCommit: str
+    createdAt: str
+    path: str
+    commit: str | None
+
+
+class TasksListResult(TypedDict):
+    tasks: list[TasksListResultTasksItem]
+
+
+class _TasksCommitParamsRequired(TypedDict):
+    task: str
+    message: str
+
+
+class TasksCommitParams(_TasksCommitParamsRequired, total=False):
+    lockTimeoutMs: int
+
+
+class _TasksCommitResultRequired(TypedDict):
+    task: str
+    branch: str
+    committed: bool
+    files: list[str]
+    fileCount: int
+    lockWaitMs: int
+
+
+class TasksCommitResult(_TasksCommitResultRequired, total=False):
+    commit: str
+
+
+class _TasksMergeParamsRequired(TypedDict):
+    task: str
+
+
+class TasksMergeParams(_TasksMergeParamsRequired, total=False):
+    into: str
+    lockTimeoutMs: int
+
+
+class TasksMergeResult(TypedDict):
+    task: str
+    branch: str
+    into: str
+    merged: bool
+    commit: str
+    lockWaitMs: int
+
+
+class _TasksRemoveParamsRequired(TypedDict):
+    task: str
+
+
+class TasksRemoveParams(_TasksRemoveParamsRequired, total=False):
+    force: bool
+    lockTimeoutMs: int
+
+
+class TasksRemoveResult(TypedDict):
+    task: str
+    repo: str
+    branch: str
+    branchDeleted: bool
+    lockWaitMs: int
+
+
+class _SecretsWriteParamsRequired(TypedDict):
+    values: dict[str, str]
+
+
+class SecretsWriteParams(_SecretsWriteParamsRequired, total=False):
+    repo: str
+    task: str
+    lockTimeoutMs: int
+
+
+class _SecretsWriteResultRequired(TypedDict):
+    repo: str
+    path: str
+    names: list[str]
+    lockWaitMs: int
+
+
+class SecretsWriteResult(_SecretsWriteResultRequired, total=False):
+    task: str
+
+
+class _PrepareParamsRequired(TypedDict):
+    workspace: str
+
+
+class PrepareParams(_PrepareParamsRequired, total=False):
+    packages: list[str]
+    flake: str
+    updateLock: bool
+    key: str
+    wait: int
+    timeoutMs: int
+
+
+class _PrepareResultEnvironmentRequired(TypedDict):
+    workspace: str
+    system: str
+    cacheKey: str
+    storePath: str
+    variables: list[str]
+    pathPrepend: list[str]
+    hookRan: bool
+    preparedAt: str
+
+
+class PrepareResultEnvironment(_PrepareResultEnvironmentRequired, total=False):
+    packages: list[str]
+    flake: str
+    nixpkgs: StateCatalogResultNixpkgs
+
+
+class _PrepareResultRequired(TypedDict):
+    ready: bool
+
+
+class PrepareResult(_PrepareResultRequired, total=False):
+    environment: PrepareResultEnvironment
+    job: JobStatus
+
+
+class _CacheListResultEntriesItemPublicationRequired(TypedDict):
+    published: bool
+    to: str
+    signed: bool
+    paths: int
+    at: str
+
+
+class CacheListResultEntriesItemPublication(_CacheListResultEntriesItemPublicationRequired, total=False):
+    reason: str
+
+
+class _CacheListResultEntriesItemRequired(TypedDict):
+    cacheKey: str
+    system: str
+    storePath: str
+    valid: bool
+    closureBytes: int | None
+    workspaces: list[str]
+    createdAt: str
+    lastUsedAt: str
+
+
+class CacheListResultEntriesItem(_CacheListResultEntriesItemRequired, total=False):
+    packages: list[str]
+    flake: str
+    publication: CacheListResultEntriesItemPublication
+
+
+class CacheListResult(TypedDict):
+    entries: list[CacheListResultEntriesItem]
+
+
+class CachePruneParams(TypedDict, total=False):
+    olderThanMs: int
+    keep: int
+
+
+class CachePruneResultRemovedItem(TypedDict):
+    cacheKey: str
+    system: str
+    lastUsedAt: str
+
+
+class CachePruneResult(TypedDict):
+    removed: list[CachePruneResultRemovedItem]
+    kept: int
+
+
+class _FilesReadParamsRequired(TypedDict):
+    path: str
+
+
+class FilesReadParams(_FilesReadParamsRequired, total=False):
+    offset: int
+    limit: int
+    encoding: Literal["utf8", "base64"]
+    binary: bool
+
+
+class _FilesReadResultRequired(TypedDict):
+    data: str
+    encoding: Literal["utf8", "base64"] | Literal["binary"]
+    size: int
+    mtime: str
+    offset: int
+    next: int
+    eof: bool
+
+
+class FilesReadResult(_FilesReadResultRequired, total=False):
+    sha256: str
+
+
+class _FilesWriteParamsRequired(TypedDict):
+    path: str
+    data: str
+
+
+class FilesWriteParams(_FilesWriteParamsRequired, total=False):
+    encoding: Literal["utf8", "base64"]
+    mode: str
+    parents: bool
+    ifMatch: str | Literal["absent"]
+    upload: str
+    offset: int
+    final: bool
+
+
+class _FilesWriteResultRequired(TypedDict):
+    path: str
+    done: bool
+    received: int
+
+
+class FilesWriteResult(_FilesWriteResultRequired, total=False):
+    upload: str
+    size: int
+    sha256: str
+    mtime: str
+
+
+class _FilesEditParamsEditsItemRequired(TypedDict):
+    old: str
+    new: str
+
+
+class FilesEditParamsEditsItem(_FilesEditParamsEditsItemRequired, total=False):
+    count: int
+
+
+class _FilesEditParamsRequired(TypedDict):
+    path: str
+    edits: list[FilesEditParamsEditsItem]
+
+
+class FilesEditParams(_FilesEditParamsRequired, total=False):
+    ifMatch: str
+
+
+class FilesEditResult(TypedDict):
+    path: str
+    replacements: int
+    size: int
+    sha256: str
+    mtime: str
+
+
+class _FilesListParamsRequired(TypedDict):
+    path: str
+
+
+class FilesListParams(_FilesListParamsRequired, total=False):
+    depth: int
+    glob: str
+    hidden: bool
+    gitignore: bool
+    limit: int
+
+
+class _FilesListResultEntriesItemRequired(TypedDict):
+    name: str
+    path: str
+    type: Literal["file", "directory", "symlink", "fifo", "socket", "device", "other"]
+    size: int
+    mode: str
+    mtime: str
+
+
+class FilesListResultEntriesItem(_FilesListResultEntriesItemRequired, total=False):
+    target: str
+
+
+class FilesListResult(TypedDict):
+    entries: list[FilesListResultEntriesItem]
+    more: bool
+
+
+class FilesStatParams(TypedDict):
+    path: str
+
+
+class _FilesMkdirParamsRequired(TypedDict):
+    path: str
+
+
+class FilesMkdirParams(_FilesMkdirParamsRequired, total=False):
+    parents: bool
+    mode: str
+
+
+class FilesMkdirResult(TypedDict):
+    path: str
+    created: bool
+
+
+_FilesMoveParamsRequired = TypedDict("_FilesMoveParamsRequired", {"from": str, "to": str})
+_FilesMoveParamsOptional = TypedDict("_FilesMoveParamsOptional", {"overwrite": bool}, total=False)
+
+
+class FilesMoveParams(_FilesMoveParamsRequired, _FilesMoveParamsOptional):
+    pass
+
+
+_FilesMoveResultRequired = TypedDict("_FilesMoveResultRequired", {"from": str, "to": str})
+
+
+class FilesMoveResult(_FilesMoveResultRequired):
+    pass
+
+
+class _FilesRemoveParamsRequired(TypedDict):
+    path: str
+
+
+class FilesRemoveParams(_FilesRemoveParamsRequired, total=False):
+    recursive: bool
+
+
+class FilesRemoveResult(TypedDict):
+    path: str
+    type: Literal["file", "directory", "symlink", "fifo", "socket", "device", "other"]
+
+
+class _FilesSearchParamsRequired(TypedDict):
+    path: str
+    pattern: str
+
+
+class FilesSearchParams(_FilesSearchParamsRequired, total=False):
+    regex: bool
+    glob: str
+    maxResults: int
+
+
+class FilesSearchResultMatchesItem(TypedDict):
+    path: str
+    line: int
+    column: int
+    text: str
+
+
+class FilesSearchResult(TypedDict):
+    matches: list[FilesSearchResultMatchesItem]
+    more: bool
+    timedOut: bool
+
+
+class FilesWatchResult(TypedDict):
+    watch: str
+    path: str
+
+
+class FilesUnwatchParams(TypedDict):
+    watch: str
+
+
+class FilesUnwatchResult(TypedDict):
+    watched: bool
+
+
+class TerminalOpenParams(TypedDict, total=False):
+    job: str
+    cwd: str
+    command: str
+    cols: int
+    rows: int
+    ttlMs: int
+
+
+class TerminalOpenResult1(TypedDict):
+    available: Literal[True]
+    webTerminalUrl: str
+    expiresAt: str
+    tokenId: str
+    job: JobStatus
+
+
+class TerminalOpenResult2(TypedDict):
+    available: Literal[False]
+    reason: str
+
+
+class ConsoleOpenParams(TypedDict, total=False):
+    ttlMs: int
+
+
+class ConsoleOpenResult1(TypedDict):
+    available: Literal[True]
+    consoleUrl: str
+    expiresAt: str
+    tokenId: str
+    scope: Literal["manage", "observe"]
+
+
+class JobsWatchParams(TypedDict, total=False):
+    limit: int
+
+
+class JobsUnwatchResult(TypedDict):
+    watching: bool
+
+
+StateInfoParams = NoParams
+StateGuideParams = NoParams
+StateCatalogParams = NoParams
+FilesDownloadResult = JobReply
+FilesExtractResult = JobReply
+FilesRunResult = ShellResult
+JobsStatusResult = JobStatus
+JobsUnfollowParams = JobsStatusParams
+JobsCancelResult = JobStatus
+TokensListParams = NoParams
+ReposAddResult = JobReply
+ReposListParams = NoParams
+ReposSnapshotResult = JobReply
+ReposBundleResult = JobReply
+CacheListParams = NoParams
+FilesStatResult = FilesListResultEntriesItem
+FilesWatchParams = FilesRemoveParams
+TerminalOpenResult = TerminalOpenResult1 | TerminalOpenResult2
+ConsoleOpenResult = ConsoleOpenResult1 | TerminalOpenResult2
+JobsWatchResult = JobsListResult
+JobsUnwatchParams = NoParams
+
+
+class ActionRequests:
+    """Typed `request` overloads: every action's params and result."""
+
+    @overload
+    async def request(self, action: Literal["state.info"], params: StateInfoParams | None = None) -> StateInfoResult: ...
+
+    @overload
+    async def request(self, action: Literal["state.guide"], params: StateGuideParams | None = None) -> StateGuideResult: ...
+
+    @overload
+    async def request(self, action: Literal["state.catalog"], params: StateCatalogParams | None = None) -> StateCatalogResult: ...
+
+    @overload
+    async def request(self, action: Literal["shell"], params: ShellParams) -> ShellResult: ...
+
+    @overload
+    async def request(self, action: Literal["files.download"], params: FilesDownloadParams) -> FilesDownloadResult: ...
+
+    @overload
+    async def request(self, action: Literal["files.extract"], params: FilesExtractParams) -> FilesExtractResult: ...
+
+    @overload
+    async def request(self, action: Literal["files.run"], params: FilesRunParams) -> FilesRunResult: ...
+
+    @overload
+    async def request(self, action: Literal["jobs.list"], params: JobsListParams | None = None) -> JobsListResult: ...
+
+    @overload
+    async def request(self, action: Literal["jobs.status"], params: JobsStatusParams) -> JobsStatusResult: ...
+
+    @overload
+    async def request(self, action: Literal["jobs.output"], params: JobsOutputParams) -> JobsOutputResult: ...
+
+    @overload
+    async def request(self, action: Literal["jobs.follow"], params: JobsFollowParams) -> JobsFollowResult: ...
+
+    @overload
+    async def request(self, action: Literal["jobs.unfollow"], params: JobsUnfollowParams) -> JobsUnfollowResult: ...
+
+    @overload
+    async def request(self, action: Literal["jobs.wait"], params: JobsWaitParams) -> JobsWaitResult: ...
+
+    @overload
+    async def request(self, action: Literal["jobs.input"], params: JobsInputParams) -> JobsInputResult: ...
+
+    @overload
+    async def request(self, action: Literal["jobs.resize"], params: JobsResizeParams) -> JobsResizeResult: ...
+
+    @overload
+    async def request(self, action: Literal["jobs.cancel"], params: JobsCancelParams) -> JobsCancelResult: ...
+
+    @overload
+    async def request(self, action: Literal["tokens.create"], params: TokensCreateParams) -> TokensCreateResult: ...
+
+    @overload
+    async def request(self, action: Literal["tokens.list"], params: TokensListParams | None = None) -> TokensListResult: ...
+
+    @overload
+    async def request(self, action: Literal["tokens.revoke"], params: TokensRevokeParams) -> TokensRevokeResult: ...
+
+    @overload
+    async def request(self, action: Literal["repos.add"], params: ReposAddParams | None = None) -> ReposAddResult: ...
+
+    @overload
+    async def request(self, action: Literal["repos.list"], params: ReposListParams | None = None) -> ReposListResult: ...
+
+    @overload
+    async def request(self, action: Literal["repos.snapshot"], params: ReposSnapshotParams | None = None) -> ReposSnapshotResult: ...
+
+    @overload
+    async def request(self, action: Literal["repos.bundle"], params: ReposBundleParams | None = None) -> ReposBundleResult: ...
+
+    @overload
+    async def request(self, action: Literal["tasks.create"], params: TasksCreateParams) -> TasksCreateResult: ...
+
+    @overload
+    async def request(self, action: Literal["tasks.list"], params: TasksListParams | None = None) -> TasksListResult: ...
+
+    @overload
+    async def request(self, action: Literal["tasks.commit"], params: TasksCommitParams) -> TasksCommitResult: ...
+
+    @overload
+    async def request(self, action: Literal["tasks.merge"], params: TasksMergeParams) -> TasksMergeResult: ...
+
+    @overload
+    async def request(self, action: Literal["tasks.remove"], params: TasksRemoveParams) -> TasksRemoveResult: ...
+
+    @overload
+    async def request(self, action: Literal["secrets.write"], params: SecretsWriteParams) -> SecretsWriteResult: ...
+
+    @overload
+    async def request(self, action: Literal["prepare"], params: PrepareParams) -> PrepareResult: ...
+
+    @overload
+    async def request(self, action: Literal["cache.list"], params: CacheListParams | None = None) -> CacheListResult: ...
+
+    @overload
+    async def request(self, action: Literal["cache.prune"], params: CachePruneParams | None = None) -> CachePruneResult: ...
+
+    @overload
+    async def request(self, action: Literal["files.read"], params: FilesReadParams) -> FilesReadResult: ...
+
+    @overload
+    async def request(self, action: Literal["files.write"], params: FilesWriteParams) -> FilesWriteResult: ...
+
+    @overload
+    async def request(self, action: Literal["files.edit"], params: FilesEditParams) -> FilesEditResult: ...
+
+    @overload
+    async def request(self, action: Literal["files.list"], params: FilesListParams) -> FilesListResult: ...
+
+    @overload
+    async def request(self, action: Literal["files.stat"], params: FilesStatParams) -> FilesStatResult: ...
+
+    @overload
+    async def request(self, action: Literal["files.mkdir"], params: FilesMkdirParams) -> FilesMkdirResult: ...
+
+    @overload
+    async def request(self, action: Literal["files.move"], params: FilesMoveParams) -> FilesMoveResult: ...
+
+    @overload
+    async def request(self, action: Literal["files.remove"], params: FilesRemoveParams) -> FilesRemoveResult: ...
+
+    @overload
+    async def request(self, action: Literal["files.search"], params: FilesSearchParams) -> FilesSearchResult: ...
+
+    @overload
+    async def request(self, action: Literal["files.watch"], params: FilesWatchParams) -> FilesWatchResult: ...
+
+    @overload
+    async def request(self, action: Literal["files.unwatch"], params: FilesUnwatchParams) -> FilesUnwatchResult: ...
+
+    @overload
+    async def request(self, action: Literal["terminal.open"], params: TerminalOpenParams | None = None) -> TerminalOpenResult: ...
+
+    @overload
+    async def request(self, action: Literal["console.open"], params: ConsoleOpenParams | None = None) -> ConsoleOpenResult: ...
+
+    @overload
+    async def request(self, action: Literal["jobs.watch"], params: JobsWatchParams | None = None) -> JobsWatchResult: ...
+
+    @overload
+    async def request(self, action: Literal["jobs.unwatch"], params: JobsUnwatchParams | None = None) -> JobsUnwatchResult: ...
+
+    async def request(self, action: str, params: Any = None) -> Any:
+        """Sends one action and returns its result; raises HotlineError with the wire's error."""
+        return await self._send(action, params or {})
+
+    async def _send(self, action: str, params: Any) -> Any:
+        raise NotImplementedError
+
+
+class SyncActionRequests:
+    """Typed `request` overloads of the sync facade."""
+
+    @overload
+    def request(self, action: Literal["state.info"], params: StateInfoParams | None = None) -> StateInfoResult: ...
+
+    @overload
+    def request(self, action: Literal["state.guide"], params: StateGuideParams | None = None) -> StateGuideResult: ...
+
+    @overload
+    def request(self, action: Literal["state.catalog"], params: StateCatalogParams | None = None) -> StateCatalogResult: ...
+
+    @overload
+    def request(self, action: Literal["shell"], params: ShellParams) -> ShellResult: ...
+
+    @overload
+    def request(self, action: Literal["files.download"], params: FilesDownloadParams) -> FilesDownloadResult: ...
+
+    @overload
+    def request(self, action: Literal["files.extract"], params: FilesExtractParams) -> FilesExtractResult: ...
+
+    @overload
+    def request(self, action: Literal["files.run"], params: FilesRunParams) -> FilesRunResult: ...
+
+    @overload
+    def request(self, action: Literal["jobs.list"], params: JobsListParams | None = None) -> JobsListResult: ...
+
+    @overload
+    def request(self, action: Literal["jobs.status"], params: JobsStatusParams) -> JobsStatusResult: ...
+
+    @overload
+    def request(self, action: Literal["jobs.output"], params: JobsOutputParams) -> JobsOutputResult: ...
+
+    @overload
+    def request(self, action: Literal["jobs.follow"], params: JobsFollowParams) -> JobsFollowResult: ...
+
+    @overload
+    def request(self, action: Literal["jobs.unfollow"], params: JobsUnfollowParams) -> JobsUnfollowResult: ...
+
+    @overload
+    def request(self, action: Literal["jobs.wait"], params: JobsWaitParams) -> JobsWaitResult: ...
+
+    @overload
+    def request(self, action: Literal["jobs.input"], params: JobsInputParams) -> JobsInputResult: ...
+
+    @overload
+    def request(self, action: Literal["jobs.resize"], params: JobsResizeParams) -> JobsResizeResult: ...
+
+    @overload
+    def request(self, action: Literal["jobs.cancel"], params: JobsCancelParams) -> JobsCancelResult: ...
+
+    @overload
+    def request(self, action: Literal["tokens.create"], params: TokensCreateParams) -> TokensCreateResult: ...
+
+    @overload
+    def request(self, action: Literal["tokens.list"], params: TokensListParams | None = None) -> TokensListResult: ...
+
+    @overload
+    def request(self, action: Literal["tokens.revoke"], params: TokensRevokeParams) -> TokensRevokeResult: ...
+
+    @overload
+    def request(self, action: Literal["repos.add"], params: ReposAddParams | None = None) -> ReposAddResult: ...
+
+    @overload
+    def request(self, action: Literal["repos.list"], params: ReposListParams | None = None) -> ReposListResult: ...
+
+    @overload
+    def request(self, action: Literal["repos.snapshot"], params: ReposSnapshotParams | None = None) -> ReposSnapshotResult: ...
+
+    @overload
+    def request(self, action: Literal["repos.bundle"], params: ReposBundleParams | None = None) -> ReposBundleResult: ...
+
+    @overload
+    def request(self, action: Literal["tasks.create"], params: TasksCreateParams) -> TasksCreateResult: ...
+
+    @overload
+    def request(self, action: Literal["tasks.list"], params: TasksListParams | None = None) -> TasksListResult: ...
+
+    @overload
+    def request(self, action: Literal["tasks.commit"], params: TasksCommitParams) -> TasksCommitResult: ...
+
+    @overload
+    def request(self, action: Literal["tasks.merge"], params: TasksMergeParams) -> TasksMergeResult: ...
+
+    @overload
+    def request(self, action: Literal["tasks.remove"], params: TasksRemoveParams) -> TasksRemoveResult: ...
+
+    @overload
+    def request(self, action: Literal["secrets.write"], params: SecretsWriteParams) -> SecretsWriteResult: ...
+
+    @overload
+    def request(self, action: Literal["prepare"], params: PrepareParams) -> PrepareResult: ...
+
+    @overload
+    def request(self, action: Literal["cache.list"], params: CacheListParams | None = None) -> CacheListResult: ...
+
+    @overload
+    def request(self, action: Literal["cache.prune"], params: CachePruneParams | None = None) -> CachePruneResult: ...
+
+    @overload
+    def request(self, action: Literal["files.read"], params: FilesReadParams) -> FilesReadResult: ...
+
+    @overload
+    def request(self, action: Literal["files.write"], params: FilesWriteParams) -> FilesWriteResult: ...
+
+    @overload
+    def request(self, action: Literal["files.edit"], params: FilesEditParams) -> FilesEditResult: ...
+
+    @overload
+    def request(self, action: Literal["files.list"], params: FilesListParams) -> FilesListResult: ...
+
+    @overload
+    def request(self, action: Literal["files.stat"], params: FilesStatParams) -> FilesStatResult: ...
+
+    @overload
+    def request(self, action: Literal["files.mkdir"], params: FilesMkdirParams) -> FilesMkdirResult: ...
+
+    @overload
+    def request(self, action: Literal["files.move"], params: FilesMoveParams) -> FilesMoveResult: ...
+
+    @overload
+    def request(self, action: Literal["files.remove"], params: FilesRemoveParams) -> FilesRemoveResult: ...
+
+    @overload
+    def request(self, action: Literal["files.search"], params: FilesSearchParams) -> FilesSearchResult: ...
+
+    @overload
+    def request(self, action: Literal["files.watch"], params: FilesWatchParams) -> FilesWatchResult: ...
+
+    @overload
+    def request(self, action: Literal["files.unwatch"], params: FilesUnwatchParams) -> FilesUnwatchResult: ...
+
+    @overload
+    def request(self, action: Literal["terminal.open"], params: TerminalOpenParams | None = None) -> TerminalOpenResult: ...
+
+    @overload
+    def request(self, action: Literal["console.open"], params: ConsoleOpenParams | None = None) -> ConsoleOpenResult: ...
+
+    @overload
+    def request(self, action: Literal["jobs.watch"], params: JobsWatchParams | None = None) -> JobsWatchResult: ...
+
+    @overload
+    def request(self, action: Literal["jobs.unwatch"], params: JobsUnwatchParams | None = None) -> JobsUnwatchResult: ...
+
+    def request(self, action: str, params: Any = None) -> Any:
+        """Sends one action and returns its result; raises HotlineError with the wire's error."""
+        return self._send_sync(action, params or {})
+
+    def _send_sync(self, action: str, params: Any) -> Any:
+        raise NotImplementedError
