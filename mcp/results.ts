@@ -25,6 +25,7 @@ export function errorResult(err: unknown): CallToolResult {
       { type: "text", text: `${error.code}: ${error.message}${where}` },
       { type: "text", text: JSON.stringify({ error }) },
     ],
+    structuredContent: error,
   };
 }
 
