@@ -80,6 +80,15 @@ export function endedJobResult(result: Record<string, unknown>, job: JobStatus, 
   return { content: [{ type: "text", text }], structuredContent: result };
 }
 
+/** A job started with `wait: 0`: its status and the calls that wait for it or read its output, no output itself. */
+export function startedJobResult(result: Record<string, unknown>, job: JobStatus): CallToolResult {
+  const text = [
+    `${statusLine(job)}. Next: ${toolName("jobs.wait")} {"job": "${job.id}", "timeoutMs": 30000} waits for its end;`,
+    `${toolName("jobs.output")} {"job": "${job.id}", "from": 0} reads its output; ${toolName("jobs.cancel")} {"job": "${job.id}"} stops it.`,
+  ].join(" ");
+  return { content: [{ type: "text", text }], structuredContent: result };
+}
+
 /** A job still running at the end of the wait: status, the output so far, and the exact next calls. */
 export function runningJobResult(result: Record<string, unknown>, job: JobStatus, output: InlineOutput, waitedMs: number): CallToolResult {
   const next = [

@@ -60,7 +60,8 @@ export const DEFAULT_WAIT_MS = 30_000;
 
 const JOB_RULE =
   `Waits up to \`wait\` ms (default ${DEFAULT_WAIT_MS}) for the job to end: then the result has the output (head and tail when long). ` +
-  "Otherwise it has the status, the output so far and the next call to make (jobs_wait, jobs_output, jobs_cancel). " +
+  "Otherwise it has the status, the output so far and the next call to make (jobs_wait, jobs_output, jobs_cancel); " +
+  "with `wait: 0` it returns the status at once, without output. " +
   "With a progressToken it sends progress notifications; cancelling the call cancels the job.";
 
 /** What an error result's structuredContent holds: the wire error (see results.ts errorResult). */

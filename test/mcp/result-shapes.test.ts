@@ -39,3 +39,33 @@ describe.skipIf(!hasNix)("MCP job tools that answer without a job", () => {
     expect(textOf(again)).toContain("prepare: ok");
   });
 });
+
+describe("MCP job tools with wait: 0", () => {
+  let daemon: TestDaemon;
+  let mcp: Client;
+  beforeAll(async () => {
+    daemon = await TestDaemon.start();
+    mcp = await mcpClient(daemon, "http");
+    await mcp.listTools();
+  });
+  afterAll(async () => {
+    await mcp?.close();
+    await daemon?.stop();
+    daemon?.cleanup();
+  });
+
+  it("returns the started job's status at once, without its output, and the calls that follow", async () => {
+    // Output first, then a pause: a reply that read the output would carry the 66,000 characters.
+    const result = await mcp.callTool({ name: "shell", arguments: { command: "head -c 66000 /dev/zero | tr '\\0' x; sleep 2", wait: 0 } });
+    expect(result.isError, textOf(result)).toBeFalsy();
+    const structured = result.structuredContent as { job: { id: string; state: string }; output?: unknown };
+    expect(structured.job.state).toBe("running");
+    expect(structured.output).toBeUndefined();
+    const text = textOf(result);
+    expect(text).not.toContain("xxxx");
+    expect(text.length).toBeLessThan(1000);
+    expect(text).toContain(`jobs_wait {"job": "${structured.job.id}"`);
+    const waited = await mcp.callTool({ name: "jobs_wait", arguments: { job: structured.job.id, timeoutMs: 30000 } });
+    expect((waited.structuredContent as { job: { state: string } }).job.state).toBe("succeeded");
+  });
+});
