@@ -4,7 +4,7 @@ import type { ActionDefinition } from "../protocol/define.js";
 import { FINAL_STATES } from "../protocol/common.js";
 import { readInlineOutput } from "./output.js";
 import { reportProgress, type ProgressUpdate } from "./progress.js";
-import { endedJobResult, runningJobResult } from "./results.js";
+import { actionResult, endedJobResult, runningJobResult, startedJobResult } from "./results.js";
 import { DEFAULT_WAIT_MS } from "./tools.js";
 
 /** What the MCP request gives a tool call: its cancellation, and a progress sink when the caller sent a progressToken. */
@@ -29,7 +29,11 @@ export async function callJobTool(
 ): Promise<CallToolResult> {
   const { wait, ...rest } = params;
   const waitMs = typeof wait === "number" ? wait : DEFAULT_WAIT_MS;
-  const started = (await client.request(action.name as ActionName, rest as never)) as Record<string, unknown> & { job: JobStatus };
+  const started = (await client.request(action.name as ActionName, rest as never)) as Record<string, unknown> & { job?: JobStatus };
+  // Some job actions may answer without starting one (prepare of a cached recipe: ready, no job).
+  if (started.job === undefined) return actionResult(action.name, started);
+  // wait: 0 is "start it and tell me its id": no wait and no output read (the agent asked for none).
+  if (waitMs === 0 && !FINAL_STATES.includes(started.job.state)) return startedJobResult(started, started.job);
   const handle = client.job(started.job.id);
   const cancel = (): void => void handle.cancel({ wait: CANCEL_WAIT_MS }).catch(() => undefined);
   if (ctx.signal.aborted) cancel();

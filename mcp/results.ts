@@ -25,6 +25,7 @@ export function errorResult(err: unknown): CallToolResult {
       { type: "text", text: `${error.code}: ${error.message}${where}` },
       { type: "text", text: JSON.stringify({ error }) },
     ],
+    structuredContent: error,
   };
 }
 
@@ -76,6 +77,15 @@ function outputText(job: JobStatus, output: InlineOutput): string {
 /** A job-starting tool's result when the job ended: status line and its output (head + tail when long). */
 export function endedJobResult(result: Record<string, unknown>, job: JobStatus, output: InlineOutput): CallToolResult {
   const text = `${statusLine(job)}; ${output.bytes} bytes of output:\n${outputText(job, output)}`;
+  return { content: [{ type: "text", text }], structuredContent: result };
+}
+
+/** A job started with `wait: 0`: its status and the calls that wait for it or read its output, no output itself. */
+export function startedJobResult(result: Record<string, unknown>, job: JobStatus): CallToolResult {
+  const text = [
+    `${statusLine(job)}. Next: ${toolName("jobs.wait")} {"job": "${job.id}", "timeoutMs": 30000} waits for its end;`,
+    `${toolName("jobs.output")} {"job": "${job.id}", "from": 0} reads its output; ${toolName("jobs.cancel")} {"job": "${job.id}"} stops it.`,
+  ].join(" ");
   return { content: [{ type: "text", text }], structuredContent: result };
 }
 

@@ -1,4 +1,5 @@
 import type { ActionDefinition, Scope } from "../protocol/define.js";
+import { ERROR_CODES } from "../protocol/errors.js";
 import { ACTIONS } from "../protocol/index.js";
 import { publishedSchemas } from "../protocol/json-schema.js";
 import { keyRules } from "./guide-rules.js";
@@ -59,8 +60,31 @@ export const DEFAULT_WAIT_MS = 30_000;
 
 const JOB_RULE =
   `Waits up to \`wait\` ms (default ${DEFAULT_WAIT_MS}) for the job to end: then the result has the output (head and tail when long). ` +
-  "Otherwise it has the status, the output so far and the next call to make (jobs_wait, jobs_output, jobs_cancel). " +
+  "Otherwise it has the status, the output so far and the next call to make (jobs_wait, jobs_output, jobs_cancel); " +
+  "with `wait: 0` it returns the status at once, without output. " +
   "With a progressToken it sends progress notifications; cancelling the call cancels the job.";
+
+/** What an error result's structuredContent holds: the wire error (see results.ts errorResult). */
+const TOOL_ERROR_SCHEMA = {
+  type: "object",
+  required: ["code", "message"],
+  properties: {
+    code: { type: "string", enum: Object.keys(ERROR_CODES) },
+    message: { type: "string" },
+    path: { type: "string", description: "JSON pointer to the bad parameter" },
+    details: { type: "object" },
+  },
+  additionalProperties: false,
+} as const;
+
+/**
+ * A tool's outputSchema: the action's result or, for an `isError` result, the error — both travel as
+ * structuredContent, and MCP clients (the SDK's among them) validate whichever arrives against it.
+ */
+function resultOrError(result: Record<string, unknown>): ToolDescription["outputSchema"] & object {
+  const { $schema, title, ...body } = result;
+  return { $schema, title, type: "object", anyOf: [body, TOOL_ERROR_SCHEMA] };
+}
 
 /**
  * The tools a token of `scope` may call: `inputSchema` is the action's published params schema
@@ -82,7 +106,7 @@ export function buildTools(scope: Scope, guide: string, actions: readonly Action
         annotations: { title: action.name, readOnlyHint: action.scope === "observe" },
       };
       // MCP requires an object outputSchema; a result of another shape is described by the text only.
-      if (result.type === "object") tool.outputSchema = result as ToolDescription["outputSchema"];
+      if (result.type === "object") tool.outputSchema = resultOrError(result as Record<string, unknown>);
       return tool;
     });
 }

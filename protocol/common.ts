@@ -62,6 +62,15 @@ export const JobStatus = Type.Object({
   key: Type.Optional(Type.String()),
   cwd: Type.Optional(Type.String()),
   pid: Type.Optional(Type.Integer({ description: "the process (group) id of a process job while it runs" })),
+  processes: Type.Optional(
+    Type.Object(
+      {
+        count: Type.Integer({ minimum: 0 }),
+        list: Type.Array(Type.Object({ pid: Type.Integer(), command: Type.String() }), { maxItems: 20 }),
+      },
+      { description: "jobs.status of a running process job: its live processes (all that carry its AGENT_JOB_ID), the first 20 by pid" },
+    ),
+  ),
 });
 export type JobStatus = Static<typeof JobStatus>;
 

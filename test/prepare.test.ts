@@ -65,6 +65,9 @@ describe.skipIf(!hasNix)("prepare through the daemon (real nix, offline stand-in
     expect(reply.ready).toBe(false);
     expect(job).toMatchObject({ state: "succeeded", kind: "prepare" });
     expect(job!.result.environment.packages).toEqual(["hello-a", "pythonPackages.greeter", "tools.nested.deep"]);
+    // The final status shows final progress, not the last phase reported (it was "evaluating").
+    expect(job!.progress).toMatchObject({ phase: "done", message: "" });
+    expect(job!.progress.done).toBe(job!.progress.total);
     mkdirSync(join(ws, "src"));
     expect(await run(join(ws, "src"), "hello-a; greeter; deep-tool")).toBe(
       "hello-a from standin 1\ngreeter from standin 1\ndeep-tool from standin 1",

@@ -90,6 +90,13 @@ export class Job extends EventEmitter {
     if (to === "queued") return false;
     if (to === this.record.state) return false;
     Object.assign(this.#record, fields, { state: to });
+    // A finished job's progress is final: one that succeeded did all of it (the last report may be
+    // a phase it left long ago); one that failed or was cancelled keeps where it stopped.
+    const progress = this.#record.progress;
+    if (to === "succeeded" && progress) {
+      const total = progress.total ?? progress.done;
+      this.#record.progress = { ...progress, phase: "done", done: total, total, message: "" };
+    }
     this.emit("state", to);
     return true;
   }

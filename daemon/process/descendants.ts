@@ -12,9 +12,14 @@ export const JOB_MARKER = "AGENT_JOB_ID";
 
 /**
  * Jobs ending this close together share one scan of /proc (~2 ms for a hundred processes): at most
- * one scan a second, so a stream of short jobs pays a few microseconds each.
+ * one scan a second, so a stream of short jobs pays a few microseconds each. A job that ends after a
+ * quiet second is scanned for after FIRST_SCAN_MS, so a lone cancel's strays go within ~0.1 s.
  */
 const COALESCE_MS = 1000;
+const FIRST_SCAN_MS = 20;
+/** A running job's processes that jobs.status names, at most (the count covers all of them). */
+export const LISTED_PROCESSES = 20;
+const COMMAND_CHARS = 200;
 /** /proc reads between two turns of the event loop (about 10 µs each). */
 const READS_PER_TURN = 32;
 
@@ -93,9 +98,12 @@ async function findMarked(entries: Buffer[], pids?: number[]): Promise<number[]>
   return found;
 }
 
+let lastScanAt = 0;
+
 /** One scan for every job that ended since the last: SIGTERM, then SIGKILL to those still marked. */
 async function scan(): Promise<void> {
   scheduled = false;
+  lastScanAt = Date.now();
   const entries = [...pending].map(markerEntry);
   pending.clear();
   const marked = await findMarked(entries);
@@ -116,5 +124,37 @@ export function reapMarked(jobId: string): void {
   pending.add(jobId);
   if (scheduled) return;
   scheduled = true;
-  setTimeout(() => void scan().catch(() => {}), COALESCE_MS).unref();
+  const delay = Math.max(FIRST_SCAN_MS, lastScanAt + COALESCE_MS - Date.now());
+  setTimeout(() => void scan().catch(() => {}), delay).unref();
+}
+
+/** A process's command line, NULs as spaces, cut to COMMAND_CHARS; undefined once it is gone. */
+function commandOf(pid: number): string | undefined {
+  let fd: number;
+  try {
+    fd = openSync(`/proc/${pid}/cmdline`, "r");
+  } catch {
+    return undefined;
+  }
+  try {
+    const n = readSync(fd, scratch, 0, COMMAND_CHARS * 4, null);
+    const text = scratch.subarray(0, n).toString("utf8").replace(/\0+$/, "").replace(/\0/g, " ");
+    return text.length > COMMAND_CHARS ? `${text.slice(0, COMMAND_CHARS - 1)}…` : text;
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The live processes of a job (every process carrying its marker): how many, and the first few by pid. */
+export async function jobProcesses(jobId: string): Promise<{ count: number; list: Array<{ pid: number; command: string }> }> {
+  const pids = (await findMarked([markerEntry(jobId)])).sort((a, b) => a - b);
+  const list: Array<{ pid: number; command: string }> = [];
+  for (const pid of pids) {
+    if (list.length === LISTED_PROCESSES) break;
+    const command = commandOf(pid);
+    if (command !== undefined) list.push({ pid, command });
+  }
+  return { count: pids.length, list };
 }

@@ -95,7 +95,9 @@ export function startProcess(spec: ProcessSpec, ctx: RunContext): { control: Pro
     ? new InputQueue(
         spec.jobId ?? String(child.pid),
         (piece) => new Promise<void>((resolve, reject) => stdin.write(piece, (err) => (err ? reject(err) : resolve()))),
-        () => stdin.end(),
+        () => {
+          stdin.end();
+        },
       )
     : undefined;
   const control: ProcessControl = {

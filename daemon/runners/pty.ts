@@ -4,6 +4,7 @@ import { spawn } from "node-pty";
 import type { RunContext } from "./context.js";
 import { notStarted, type ProcessControl, type ProcessExit, type ProcessSpec } from "./process.js";
 import { InputQueue, type WritePiece } from "../util/input-queue.js";
+import { untilReading } from "./pty-reader.js";
 import { reapMarked, signalGroup, terminateGroup } from "../process/index.js";
 
 /** While the terminal's input buffer is full, how often to try again (doubling up to the last). */
@@ -50,9 +51,8 @@ function terminalWriter(term: ReturnType<typeof spawn>, ended: Promise<unknown>)
  * 4 of 120 short jobs lost their last line). While we hold the slave, the master never sees EIO:
  * node-pty reads on until its post-exit grace (200 ms) and only then closes.
  */
-function holdSlave(term: ReturnType<typeof spawn>): number | undefined {
-  const path = (term as unknown as { _pty?: unknown })._pty;
-  if (typeof path !== "string" || !path.startsWith("/dev/")) return undefined;
+function holdSlave(path: string | undefined): number | undefined {
+  if (path === undefined || !path.startsWith("/dev/")) return undefined;
   try {
     return openSync(path, fsConstants.O_RDWR | fsConstants.O_NOCTTY | fsConstants.O_NONBLOCK);
   } catch {
@@ -84,8 +84,15 @@ export function startPty(
   } catch (err) {
     return notStarted(file!, err as NodeJS.ErrnoException);
   }
-  const slave = holdSlave(term);
-  term.onData((data: string | Buffer) => ctx.output("pty", typeof data === "string" ? Buffer.from(data) : data));
+  // node-pty keeps the slave's path (/dev/pts/N) in a private field.
+  const slavePath = (term as unknown as { _pty?: unknown })._pty;
+  const ttyPath = typeof slavePath === "string" ? slavePath : undefined;
+  const slave = holdSlave(ttyPath);
+  let lastOutputAt = Date.now();
+  term.onData((data: string | Buffer) => {
+    lastOutputAt = Date.now();
+    ctx.output("pty", typeof data === "string" ? Buffer.from(data) : data);
+  });
   if (typeof spec.stdin === "string") term.write(spec.stdin);
 
   const onAbort = (): void => {
@@ -105,7 +112,12 @@ export function startPty(
   });
 
   const writer = terminalWriter(term, done);
-  const input = new InputQueue(spec.jobId ?? String(term.pid), writer, () => void writer(Buffer.from("\x04")).catch(() => {}));
+  // eof is Ctrl-D, sent once the program waits for input (see untilReading); the terminal stays open.
+  const ctrlD = async (deadline: number): Promise<void> => {
+    await untilReading(term.pid, ttyPath, () => lastOutputAt, deadline);
+    await writer(Buffer.from("\x04"));
+  };
+  const input = new InputQueue(spec.jobId ?? String(term.pid), writer, ctrlD, false);
   const control: ProcessControl = {
     pid: term.pid,
     input: (data, eof, timeoutMs) => input.write(data, eof, timeoutMs),

@@ -23,10 +23,15 @@ export class InputQueue {
    */
   private stuck: Promise<void> | undefined;
 
+  /**
+   * `end` runs after the data of a request with eof (by its deadline). A pipe's end closes it for
+   * good; a terminal's (Ctrl-D) does not (`endCloses: false`): the program may read on after it.
+   */
   constructor(
     private readonly jobId: string,
     private readonly writePiece: WritePiece,
-    private readonly end: () => void,
+    private readonly end: (deadline: number) => void | Promise<void>,
+    private readonly endCloses = true,
   ) {}
 
   /** Writes `data` (then, with eof, ends the input); resolves with the bytes written. */
@@ -45,7 +50,7 @@ export class InputQueue {
         ),
       );
     }
-    if (eof) this.closed = true;
+    if (eof && this.endCloses) this.closed = true;
     this.waiting += data.length;
     const deadline = Date.now() + timeoutMs;
     const run = this.tail.then(() => this.deliver(data, eof, deadline));
@@ -90,7 +95,7 @@ export class InputQueue {
         written += piece.length;
         this.waiting -= piece.length;
       }
-      if (eof) this.end();
+      if (eof) await this.end(deadline);
       return written;
     } catch (err) {
       if (err instanceof ActionError) throw err;
@@ -104,7 +109,7 @@ export class InputQueue {
       );
     } finally {
       this.waiting -= data.length - written - leftInFlight;
-      if (eof && written < data.length) this.closed = false;
+      if (eof && this.endCloses && written < data.length) this.closed = false;
     }
   }
 

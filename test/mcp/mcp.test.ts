@@ -110,6 +110,8 @@ describe.each<TransportKind>(["stdio", "http"])("MCP over %s", (kind) => {
     const { error } = JSON.parse((result.content as { text: string }[])[1]!.text) as { error: { code: string; path: string } };
     expect(error.code).toBe("invalid_request");
     expect(error.path).toBe("/cwd");
+    // The same error as structuredContent, which the SDK client validated against the tool's outputSchema.
+    expect(result.structuredContent).toEqual({ ...error, message: expect.stringContaining("cwd") });
   });
 
   it("sends rising progress notifications for a slow loopback download", async () => {

@@ -57,6 +57,14 @@ describe.skipIf(!toolAvailable("git"))("coding workspace through the daemon (rea
     expect(listed.repos.map((r: { repo: string }) => r.repo)).toEqual(["app"]);
   });
 
+  it("a clone's final status shows final progress (it stayed at its last report: done 0, total null)", async () => {
+    const { job } = await client.ok("repos.add", { repo: "copy", path: path.join(root, "project/repos/app/repo"), wait: 30_000 });
+    expect(job).toMatchObject({ kind: "repos.add", state: "succeeded" });
+    expect(job.progress).toMatchObject({ phase: "done", message: "" });
+    expect(job.progress.total).not.toBeNull();
+    expect(job.progress.done).toBe(job.progress.total);
+  });
+
   it("cancelling a repos.add job stops the clone and leaves nothing behind", async () => {
     let onRequest!: () => void;
     const requested = new Promise<void>((resolve) => (onRequest = resolve));
