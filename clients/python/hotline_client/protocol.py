@@ -29,6 +29,17 @@ class JobStatusProgress(TypedDict):
     message: str
 
 
+class JobStatusProcessesListItem(TypedDict):
+    pid: int
+    command: str
+
+
+class JobStatusProcesses(TypedDict):
+    """jobs.status of a running process job: its live processes (all that carry its AGENT_JOB_ID), the first 20 by pid"""
+    count: int
+    list: list[JobStatusProcessesListItem]
+
+
 class _JobStatusRequired(TypedDict):
     id: str
     kind: str
@@ -50,6 +61,7 @@ class JobStatus(_JobStatusRequired, total=False):
     key: str
     cwd: str
     pid: int
+    processes: JobStatusProcesses
 
 
 class NoParams(TypedDict):
