@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { type TestDaemon, withDaemon } from "./helpers/daemon.js";
@@ -65,16 +66,17 @@ describe("the event-loop watchdog", () => {
   it("time the daemon waits for a CPU makes turns late but is not counted as a stall", async () => {
     await withDaemon({ args: ["--log-level", "debug"] }, async (daemon, client) => {
       const pid = String(daemon.proc.pid);
-      // Every thread of the daemon on CPU 0 at idle priority, beside a busy loop on the same CPU:
+      const cpu = /Cpus_allowed_list:\s*(\d+)/.exec(readFileSync("/proc/self/status", "utf8"))![1]!; // one this test may use
+      // Every thread of the daemon on one CPU at idle priority, beside a busy loop on the same CPU:
       // the daemon is runnable but waits for the CPU, as when a loaded machine deschedules it.
       for (const cmd of [
-        ["taskset", "-a", "-p", "-c", "0", pid],
+        ["taskset", "-a", "-p", "-c", cpu, pid],
         ["chrt", "-a", "-i", "-p", "0", pid],
       ]) {
         const res = spawnSync(cmd[0]!, cmd.slice(1), { encoding: "utf8" });
         expect(res.status, `${cmd.join(" ")}: ${res.stderr}`).toBe(0);
       }
-      const hog: ChildProcess = spawn("taskset", ["-c", "0", process.execPath, "-e", "for(;;);"], { stdio: "ignore" });
+      const hog: ChildProcess = spawn("taskset", ["-c", cpu, process.execPath, "-e", "for(;;);"], { stdio: "ignore" });
       onTestFinished(() => void hog.kill("SIGKILL"));
       await sleep(1500);
       hog.kill("SIGKILL");

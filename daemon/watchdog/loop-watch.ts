@@ -1,6 +1,6 @@
 import { monitorEventLoopDelay, type IntervalHistogram } from "node:perf_hooks";
 import type { Logger } from "pino";
-import { RunQueueClock } from "./run-queue.js";
+import { SchedClock, type SchedTimes } from "./sched-clock.js";
 import { type Blame, type WorkTracker, work } from "./work.js";
 
 /** A turn the daemon itself spends longer than this is a stall: logged at warn, counted in state.info. */
@@ -35,11 +35,11 @@ const round = (ms: number): number => Math.round(ms * 10) / 10;
  */
 export class LoopWatch {
   private readonly histogram: IntervalHistogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
-  private readonly runQueue = new RunQueueClock();
+  private readonly sched = new SchedClock();
   private timer: NodeJS.Timeout | undefined;
   private since = new Date();
   private lastTick = 0;
-  private lastWaited: number | undefined;
+  private lastSched: SchedTimes | undefined;
   private stalls = 0;
   private worst: EventLoopReport["worstStall"];
 
@@ -53,7 +53,7 @@ export class LoopWatch {
     this.since = new Date();
     this.histogram.enable();
     this.lastTick = performance.now();
-    this.lastWaited = this.runQueue.waitedMs();
+    this.lastSched = this.sched.read();
     this.timer = setInterval(() => this.tick(), TICK_MS);
     this.timer.unref();
   }
@@ -61,7 +61,7 @@ export class LoopWatch {
   stop(): void {
     clearInterval(this.timer);
     this.histogram.disable();
-    this.runQueue.close();
+    this.sched.close();
   }
 
   report(): EventLoopReport {
@@ -77,20 +77,24 @@ export class LoopWatch {
 
   private tick(): void {
     const now = performance.now();
-    const waited = this.runQueue.waitedMs();
+    const sched = this.sched.read();
     const lateMs = now - this.lastTick - TICK_MS;
     if (lateMs >= STALL_MS) {
-      const queuedMs = waited !== undefined && this.lastWaited !== undefined ? Math.max(0, waited - this.lastWaited) : 0;
-      this.late(lateMs, Math.max(0, lateMs - queuedMs), queuedMs, this.tracker.blame(this.lastTick, lateMs));
+      const before = this.lastSched;
+      const queuedMs = sched && before ? Math.max(0, sched.waitedMs - before.waitedMs) : 0;
+      const cpuMs = sched && before ? sched.cpuMs - before.cpuMs : undefined;
+      this.late(lateMs, Math.max(0, lateMs - queuedMs), queuedMs, cpuMs, this.tracker.blame(this.lastTick, lateMs));
     } else {
       this.tracker.reset();
     }
     this.lastTick = now;
-    this.lastWaited = waited;
+    this.lastSched = sched;
   }
 
-  private late(lateMs: number, busyMs: number, queuedMs: number, blame: Blame): void {
-    const record = { ms: round(lateMs), busyMs: round(busyMs), runQueueMs: round(queuedMs), ...blame };
+  private late(lateMs: number, busyMs: number, queuedMs: number, cpuMs: number | undefined, blame: Blame): void {
+    // cpuMs (the main thread on a CPU) is for the reader: busyMs minus it was spent blocked (or, in a VM, stolen).
+    const cpu = cpuMs === undefined ? {} : { cpuMs: round(cpuMs) };
+    const record = { ms: round(lateMs), busyMs: round(busyMs), runQueueMs: round(queuedMs), ...cpu, ...blame };
     if (busyMs < STALL_MS) {
       this.log.debug(record, "event loop late: the daemon waited for a CPU");
       return;

@@ -3,6 +3,8 @@ export interface StallRecord {
   ms: number;
   busyMs: number;
   runQueueMs: number;
+  /** Of the window the turn ended, the main thread's time on a CPU (where schedstat tells). */
+  cpuMs?: number;
   cause: string;
   conn?: string;
   request?: string | number;
@@ -35,5 +37,6 @@ export function stallsOverBudget(daemon: WatchedDaemon, from = 0): StallRecord[]
 /** One line for a failure message: how long, and whom the daemon blamed. */
 export function describeStall(s: StallRecord): string {
   const who = [s.conn && `conn ${s.conn}`, s.request !== undefined && `request ${JSON.stringify(s.request)}`].filter(Boolean).join(", ");
-  return `${s.busyMs} ms turn (${s.ms} ms late, ${s.runQueueMs} ms of it waiting for a CPU): ${s.cause}${who ? ` (${who})` : ""}`;
+  const cpu = s.cpuMs === undefined ? "" : `, ${s.cpuMs} ms on a CPU`;
+  return `${s.busyMs} ms turn (${s.ms} ms late, ${s.runQueueMs} ms of it waiting for a CPU${cpu}): ${s.cause}${who ? ` (${who})` : ""}`;
 }
