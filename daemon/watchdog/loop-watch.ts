@@ -83,7 +83,8 @@ export class LoopWatch {
       const before = this.lastSched;
       const queuedMs = sched && before ? Math.max(0, sched.waitedMs - before.waitedMs) : 0;
       const cpuMs = sched && before ? sched.cpuMs - before.cpuMs : undefined;
-      this.late(lateMs, Math.max(0, lateMs - queuedMs), queuedMs, cpuMs, this.tracker.blame(this.lastTick, lateMs));
+      const busyMs = Math.max(0, lateMs - queuedMs);
+      this.late(lateMs, busyMs, queuedMs, cpuMs, this.tracker.blame(this.lastTick, busyMs));
     } else {
       this.tracker.reset();
     }

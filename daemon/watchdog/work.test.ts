@@ -11,6 +11,13 @@ describe("WorkTracker.blame", () => {
     expect(tracker.blame(since, 200)).toEqual({ cause: "action files.edit", conn: "c1", request: 7 });
   });
 
+  it("names many stretches of one kind that together filled the turn", () => {
+    const tracker = new WorkTracker();
+    for (let i = 0; i < 50; i++) tracker.spent(tracker.begin("action shell", `c${i}`, 1), 6);
+    tracker.spent(tracker.begin("action state.info"), 20);
+    expect(tracker.blame(0, 400)).toEqual({ cause: "action shell ×50" });
+  });
+
   it("else what was in flight during the turn, and what ended in it", () => {
     const tracker = new WorkTracker();
     const old = tracker.begin("action state.info");

@@ -10,10 +10,13 @@ export interface Work {
   endedAt?: number;
 }
 
-/** The longest synchronous stretch measured since the watchdog last looked. */
-interface Span {
-  work: Work;
+/** The synchronous stretches of one label measured since the watchdog last looked. */
+interface Spans {
   ms: number;
+  count: number;
+  /** The longest of them, for its connection and request. */
+  longest: Work;
+  longestMs: number;
 }
 
 /** Who a late turn is blamed on, as the watchdog logs it. */
@@ -33,13 +36,13 @@ const LISTED = 5;
  * without async hooks (which would tax every promise). Entry points mark their work: the
  * dispatcher an action from frame to reply, HTTP routes a request until its response closes, jobs
  * their output callbacks; each times its synchronous stretches (a handler up to its first await,
- * the reply's serialisation). A turn is blamed on the stretch that filled most of it, else on what
- * was in flight while it ran (an action's continuations after an await are not timed one by one).
+ * the reply's serialisation). A turn is blamed on the stretch (or stretches of one kind) that
+ * filled half of it or more, else on what was in flight while it ran (an action's continuations after an await are not timed one by one).
  */
 export class WorkTracker {
   private readonly inflight = new Set<Work>();
   private readonly recent: Work[] = [];
-  private longest: Span | undefined;
+  private spans = new Map<string, Spans>();
 
   /** Marks the start of a unit of work; `end` it exactly once. */
   begin(label: string, conn?: string, request?: string | number): Work {
@@ -67,7 +70,13 @@ export class WorkTracker {
 
   /** Records a synchronous stretch of `ms` done for `work`. */
   spent(work: Work, ms: number): void {
-    if (!this.longest || ms > this.longest.ms) this.longest = { work, ms };
+    const spans = this.spans.get(work.label);
+    if (!spans) this.spans.set(work.label, { ms, count: 1, longest: work, longestMs: ms });
+    else {
+      spans.ms += ms;
+      spans.count++;
+      if (ms > spans.longestMs) Object.assign(spans, { longest: work, longestMs: ms });
+    }
   }
 
   /**
@@ -75,9 +84,13 @@ export class WorkTracker {
    * `since` (performance.now() of the previous check), and starts a new window.
    */
   blame(since: number, delayMs: number): Blame {
-    const longest = this.longest;
-    this.longest = undefined;
-    if (longest && longest.ms >= delayMs / 2) return { cause: longest.work.label, conn: longest.work.conn, request: longest.work.request };
+    const top = [...this.spans.values()].sort((a, b) => b.ms - a.ms)[0];
+    this.spans.clear();
+    if (top && top.ms >= delayMs / 2) {
+      // One stretch, or many of the same kind in one turn (50 shell actions each spawning a process).
+      if (top.count > 1 && top.longestMs < delayMs / 2) return { cause: `${top.longest.label} ×${top.count}` };
+      return { cause: top.longest.label, conn: top.longest.conn, request: top.longest.request };
+    }
     const active = [...this.inflight, ...this.recent.filter((w) => (w.endedAt ?? 0) >= since)];
     if (active.length === 1) return { cause: `${active[0]!.label} (in flight)`, conn: active[0]!.conn, request: active[0]!.request };
     if (active.length > 1) {
@@ -90,7 +103,7 @@ export class WorkTracker {
 
   /** Forgets the current window (the watchdog saw a punctual turn). */
   reset(): void {
-    this.longest = undefined;
+    this.spans.clear();
   }
 }
 
