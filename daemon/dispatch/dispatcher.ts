@@ -47,8 +47,11 @@ export class Dispatcher {
     } catch (err) {
       reply = { ok: false, error: this.toWire(err, connection) };
     }
-    work.timed(unit, () => this.reply(reply, id, connection, send, hooks));
-    work.end(unit);
+    try {
+      work.timed(unit, () => this.reply(reply, id, connection, send, hooks));
+    } finally {
+      work.end(unit);
+    }
   }
 
   private reply(
