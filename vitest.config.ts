@@ -6,6 +6,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // Fails a test during which a daemon it started stalled its event loop (the watchdog).
+    setupFiles: ["test/helpers/watchdog-setup.ts"],
     reporters: ["default"],
   },
 });

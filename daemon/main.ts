@@ -25,6 +25,8 @@ import { PageAccess } from "./server/page-access.js";
 import { PageAssets } from "./web/assets.js";
 import { PageLinks } from "./web/links.js";
 import { pageRoute } from "./web/routes.js";
+import { LoopWatch } from "./watchdog/loop-watch.js";
+import { trackRoute } from "./watchdog/work.js";
 
 /** Parses daemon flags (`--port 0`, `--allow-origin X` …) from the SETTINGS table. */
 export function parseDaemonFlags(argv: string[]): Record<string, string | string[] | undefined> {
@@ -83,6 +85,7 @@ export async function runDaemon(argv: string[]): Promise<void> {
   const pageAssets = new PageAssets();
   const pages = new PageAccess(config.allowedHosts, config.publicUrl, config.host);
   const nix = await probeNix();
+  const loopWatch = new LoopWatch(log);
   const prepare = createPrepare({ config, build, log, probe: nix });
   const services: Services = {
     config,
@@ -99,6 +102,7 @@ export async function runDaemon(argv: string[]): Promise<void> {
     prepare,
     workspace: createWorkspace(config),
     links: new PageLinks(tokens, config.publicUrl, pageAssets),
+    eventLoop: loopWatch,
   };
   const dispatcher = new Dispatcher(ACTIONS, Object.values(HANDLERS), services);
   let url = "";
@@ -114,7 +118,7 @@ export async function runDaemon(argv: string[]): Promise<void> {
     dispatcher,
     log,
     pages,
-    httpRoutes: [mcp, pageRoute(pages, tokens, pageAssets)],
+    httpRoutes: [mcp, pageRoute(pages, tokens, pageAssets)].map(trackRoute),
   });
   url = await server.listen();
   services.links.listening(url);
@@ -125,6 +129,7 @@ export async function runDaemon(argv: string[]): Promise<void> {
     `${JSON.stringify({ pid: process.pid, url, version: build.version, startedAt: services.startedAt.toISOString() })}\n`,
   );
   log.info({ url, version: build.version, commit: build.commit, stateDir: config.stateDir, nix }, "listening");
+  loopWatch.start();
 
   let stopping = false;
   const stop = async (why: string): Promise<void> => {

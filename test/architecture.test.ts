@@ -61,6 +61,8 @@ const FORBIDDEN: Record<string, string[]> = {
   "daemon/tokens/": [...DOMAIN_AND_ABOVE, "daemon/jobs/", "daemon/runners/", "daemon/environment/"],
   // Small shared mechanisms: everything may use them, so they use nothing of the daemon's.
   "daemon/util/": [...DOMAIN_AND_ABOVE, "daemon/jobs/", "daemon/runners/", "daemon/environment/", "daemon/tokens/", "daemon/config"],
+  // The event-loop watchdog: entry points everywhere (dispatch, jobs, HTTP routes) mark their work in it.
+  "daemon/watchdog/": [...DOMAIN_AND_ABOVE, "daemon/jobs/", "daemon/runners/", "daemon/environment/", "daemon/tokens/", "daemon/config"],
   "daemon/dispatch/": ["daemon/server/", "daemon/main"],
   "daemon/server/": ["daemon/main"],
   // The browser pages' route and links: beside the server (its HTTP seam and page access), never the actions.

@@ -13,6 +13,7 @@ import type { NixProbe } from "../system.js";
 import type { TokenStore } from "../tokens/store.js";
 import type { PageLinks } from "../web/links.js";
 import type { Workspace } from "../workspace/workspace.js";
+import type { EventLoopReport } from "../watchdog/loop-watch.js";
 
 /** Long-lived parts every handler may use; built once in main.ts. */
 export interface Services {
@@ -35,6 +36,8 @@ export interface Services {
   prepare: PrepareFeature;
   /** repos.*, tasks.*, secrets.write: the coding workspace. */
   workspace: Workspace;
+  /** The watchdog's measure of the daemon's event loop (state.info). */
+  eventLoop: { report(): EventLoopReport };
 }
 
 /** The per-connection state a handler can touch. */

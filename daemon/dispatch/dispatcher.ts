@@ -3,6 +3,7 @@ import type { ActionDefinition } from "../../protocol/define.js";
 import { ActionError, type WireError } from "../../protocol/errors.js";
 import type { ActionContext, ActionEntry, ConnectionState, Services } from "../actions/context.js";
 import { isOutOfDescriptors, outOfDescriptors } from "../util/descriptors.js";
+import { work } from "../watchdog/work.js";
 import { nearest } from "./suggest.js";
 import { compileRequestValidators, toInvalidRequest } from "./validate.js";
 
@@ -28,17 +29,39 @@ export class Dispatcher {
 
   /** Handles one text frame; never throws. `send` is called with the reply, then afterReply hooks run. */
   async handle(text: string, connection: ConnectionState, send: (reply: Reply) => void): Promise<void> {
+    // The watchdog's view: this action is in flight until its reply is sent, and the parts that
+    // run synchronously here (parse, validation, the handler up to its first await, the reply's
+    // serialisation, the hooks) are timed, so a long turn can name the action that caused it.
+    const started = performance.now();
+    const unit = work.begin("action ?", connection.id);
     const hooks: Array<() => void> = [];
     let id: string | number | undefined;
     let reply: Reply;
     try {
       const request = this.parse(text);
       if (typeof request.id === "string" || typeof request.id === "number") id = request.id;
-      const result = await this.route(request, connection, hooks);
-      reply = { ok: true, result };
+      unit.request = id;
+      if (typeof request.action === "string") unit.label = `action ${request.action.slice(0, 100)}`;
+      const pending = this.route(request, connection, hooks);
+      work.spent(unit, performance.now() - started);
+      reply = { ok: true, result: await pending };
     } catch (err) {
       reply = { ok: false, error: this.toWire(err, connection) };
     }
+    try {
+      work.timed(unit, () => this.reply(reply, id, connection, send, hooks));
+    } finally {
+      work.end(unit);
+    }
+  }
+
+  private reply(
+    reply: Reply,
+    id: string | number | undefined,
+    connection: ConnectionState,
+    send: (reply: Reply) => void,
+    hooks: Array<() => void>,
+  ): void {
     try {
       send(id === undefined ? reply : { id, ...reply });
     } catch (err) {

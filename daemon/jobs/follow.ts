@@ -29,6 +29,9 @@ const READ_CHUNK = 1024 * 1024;
  * where 1 MiB strings made full garbage collections take most of the follower's time.
  */
 const JSON_CHUNK = 64 * 1024;
+/** The longest one catch-up slice keeps the event loop before it yields (the watchdog warns at 100 ms). */
+const PUMP_SLICE_MS = 16;
+
 /** What JSON pieces are read into: they are encoded (copied) at once, and a follower's pump is synchronous. */
 const jsonScratch = Buffer.allocUnsafeSlow(JSON_CHUNK);
 
@@ -101,6 +104,8 @@ export function textOutputFrame(header: object, data: Buffer): { frame: Buffer; 
 export class Follower {
   private cursor: number;
   private pumping = false;
+  /** A catch-up gave the event loop back mid-log; its next slice is scheduled. */
+  private yielded = false;
   private waitingForDrain = false;
   private closed = false;
   private readonly onOutput = (stream: OutputStream, offset: number, data: Buffer): void => this.live(stream, offset, data);
@@ -185,7 +190,7 @@ export class Follower {
   }
 
   private liveStep(stream: OutputStream, offset: number, data: Buffer): void {
-    if (this.closed || this.pumping || this.waitingForDrain || offset !== this.cursor || !this.sink.writable) {
+    if (this.closed || this.pumping || this.waitingForDrain || this.yielded || offset !== this.cursor || !this.sink.writable) {
       if (!this.pumping) this.pumpStep();
       return;
     }
@@ -222,11 +227,22 @@ export class Follower {
   }
 
   private pumpStep(): void {
-    if (this.closed || this.pumping || this.waitingForDrain) return;
+    if (this.closed || this.pumping || this.waitingForDrain || this.yielded) return;
     this.pumping = true;
+    const started = performance.now();
     try {
       const log = this.job.log;
       while (!this.closed && log && this.cursor < log.size) {
+        // A client that reads as fast as loopback sends keeps the sink writable: without a time
+        // slice one turn would send the whole log (40 MB as JSON: seconds) while everyone waits.
+        if (performance.now() - started > PUMP_SLICE_MS) {
+          this.yielded = true;
+          setImmediate(() => {
+            this.yielded = false;
+            this.pump();
+          });
+          return;
+        }
         if (!this.sink.writable) {
           this.waitingForDrain = true;
           this.sink.onDrain(() => {

@@ -12,6 +12,7 @@ import { JobStore } from "./store.js";
 import { defaultOutputBudget } from "./output-budget.js";
 import { Retention } from "./retention.js";
 import { noteShortLivedBytes } from "../util/young-gc.js";
+import { work } from "../watchdog/work.js";
 import { escalate, isProcessStartedAt, signalGroup } from "../process/index.js";
 
 export interface JobContext extends RunContext {
@@ -271,6 +272,19 @@ export class JobManager extends EventEmitter {
     job.once("end", () => escalation.cancel());
   }
 
+  private output(job: Job, stream: "stdout" | "stderr" | "pty", data: Buffer | string): void {
+    const bytes = typeof data === "string" ? Buffer.from(data) : data;
+    try {
+      job.writeOutput(stream, bytes);
+    } catch (err) {
+      this.outputFailed(job, err as NodeJS.ErrnoException);
+      return;
+    }
+    this.retention.wrote(bytes.length);
+    noteShortLivedBytes(bytes.length);
+    this.emit("activity");
+  }
+
   private execute(job: Job, options: StartJobOptions): void {
     this.running++;
     if (job.state === "queued") {
@@ -278,6 +292,7 @@ export class JobManager extends EventEmitter {
       this.persist(job);
     }
     const rootLog = this.options.log;
+    const outputWork = { label: `job output ${job.id}` };
     let log: JobContext["log"] | undefined;
     let timer: NodeJS.Timeout | undefined;
     if (options.timeoutMs !== undefined)
@@ -290,18 +305,8 @@ export class JobManager extends EventEmitter {
       get log() {
         return (log ??= rootLog.child({ job: job.id, kind: job.record.kind }));
       },
-      output: (stream, data) => {
-        const bytes = typeof data === "string" ? Buffer.from(data) : data;
-        try {
-          job.writeOutput(stream, bytes);
-        } catch (err) {
-          this.outputFailed(job, err as NodeJS.ErrnoException);
-          return;
-        }
-        this.retention.wrote(bytes.length);
-        noteShortLivedBytes(bytes.length);
-        this.emit("activity");
-      },
+      // Timed for the watchdog, so a long turn spent on a job's output (its log, its followers) names the job.
+      output: (stream, data) => work.timed(outputWork, () => this.output(job, stream, data)),
       progress: (update) => this.updateProgress(job, update),
       setControl: (control) => {
         job.attach(control);

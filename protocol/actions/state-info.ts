@@ -46,6 +46,16 @@ export const stateInfo = defineAction({
       flakes: Type.Boolean(),
       reason: Type.Optional(Type.String()),
     }),
+    eventLoop: Type.Object(
+      {
+        since: Type.String({ description: "when measuring began (the daemon started listening)" }),
+        maxMs: Type.Number({ description: "the longest any event-loop turn was late, whatever the cause" }),
+        p99Ms: Type.Number(),
+        stalls: Type.Integer({ description: "turns over 100 ms the daemon itself spent (not waiting for a CPU)" }),
+        worstStall: Type.Optional(Type.Object({ busyMs: Type.Number(), cause: Type.String(), at: Type.String() })),
+      },
+      { description: "how long the daemon kept every client waiting: its event-loop delay since `since`" },
+    ),
     scope: Type.String(),
     actions: Type.Array(Type.Object({ name: Type.String(), scope: Type.String(), summary: Type.String() })),
   }),

@@ -7,6 +7,7 @@ import { afterAll, beforeAll } from "vitest";
 import type WebSocket from "ws";
 import { Connection } from "../../client/connection.js";
 import { HotlineError } from "../../client/errors.js";
+import { type StallRecord, watchedDaemons } from "./stalls.js";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 export const DAEMON_MAIN = join(ROOT, "dist/daemon/main.js");
@@ -37,6 +38,10 @@ export class TestDaemon {
   url = "";
   token = "";
   readonly logLines: string[] = [];
+  /** The watchdog's stall records this daemon logged, in order. */
+  readonly stalls: StallRecord[] = [];
+  /** Set by a test that stalls the daemon on purpose: its stalls fail nothing. */
+  stallsExpected = false;
   private exited: Promise<number | null>;
 
   private constructor(
@@ -62,6 +67,7 @@ export class TestDaemon {
       stdio: ["ignore", "inherit", "pipe"],
     });
     const daemon = new TestDaemon(proc, dirs);
+    watchedDaemons.push(daemon);
     const lines = createInterface({ input: proc.stderr! });
     const listening = new Promise<string>((resolve, reject) => {
       lines.on("line", (line) => {
@@ -69,6 +75,7 @@ export class TestDaemon {
         try {
           const record = JSON.parse(line) as { msg?: string; url?: string };
           if (record.msg === "listening" && record.url) resolve(record.url);
+          if (record.msg === "event loop stalled") daemon.stalls.push(record as unknown as StallRecord);
         } catch {
           // not JSON: kept in logLines for the failure message
         }
