@@ -12,6 +12,7 @@ import type { JobManager } from "../jobs/manager.js";
 import type { NixProbe } from "../system.js";
 import type { TokenStore } from "../tokens/store.js";
 import type { PageLinks } from "../web/links.js";
+import type { SshAccess } from "../ssh/access.js";
 import type { Workspace } from "../workspace/workspace.js";
 
 /** Long-lived parts every handler may use; built once in main.ts. */
@@ -35,6 +36,8 @@ export interface Services {
   prepare: PrepareFeature;
   /** repos.*, tasks.*, secrets.write: the coding workspace. */
   workspace: Workspace;
+  /** ssh.open and terminal.open's SSH fields: credentials for the SSH server, or why it is not there. */
+  ssh: SshAccess;
 }
 
 /** The per-connection state a handler can touch. */
