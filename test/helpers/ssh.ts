@@ -36,7 +36,7 @@ export class SshClients {
   }
 
   /** The options every client run gets: no config, no agent, no keys, the pinned host key only. */
-  options(access: SshAccessForTest): string[] {
+  options(access: SshAccessForTest, logLevel = "ERROR"): string[] {
     return [
       "-F",
       "/dev/null",
@@ -53,7 +53,7 @@ export class SshClients {
       "-o",
       "IdentityAgent=none",
       "-o",
-      "LogLevel=ERROR",
+      `LogLevel=${logLevel}`,
       "-o",
       "ConnectTimeout=30",
     ];
