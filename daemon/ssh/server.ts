@@ -1,6 +1,6 @@
 import { accessSync, constants, realpathSync } from "node:fs";
 import { dirname, join } from "node:path";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, createServer, type Server as NetServer, type Socket } from "node:net";
 import type { Logger } from "pino";
 import type { AuthContext, Connection, Server as SshListener } from "ssh2";
 import type { TokenStore } from "../tokens/store.js";
@@ -52,6 +52,24 @@ export function findSftpServer(path = process.env.PATH ?? ""): string | undefine
   });
 }
 
+/** How long a disconnected client has to close its side before the socket is destroyed. */
+const CLOSE_GRACE_MS = 1000;
+
+/**
+ * Ends a connection: SSH's disconnect message, then the socket itself if the peer does not close
+ * (a silent client would otherwise hold it half-open).
+ */
+function cutOff(connection: Connection): void {
+  connection.end();
+  const socket = socketOf(connection);
+  setTimeout(() => socket?.destroy(), CLOSE_GRACE_MS).unref();
+}
+
+/** The socket under an ssh2 connection (ssh2 keeps it as `_sock`). */
+function socketOf(connection: Connection): Socket | undefined {
+  return (connection as unknown as { _sock?: Socket })._sock;
+}
+
 /** One authenticated connection: the token it came with, so a revocation finds it. */
 interface Client {
   connection: Connection;
@@ -65,13 +83,23 @@ interface Client {
 export class SshServer {
   private readonly clients = new Set<Client>();
   private readonly limiter = new RefusalLimiter();
+  /** Connections open now, authenticated or not. */
+  private open = 0;
+  /** The login-grace timer of each socket not yet authenticated. */
+  private readonly graces = new WeakMap<Socket, NodeJS.Timeout>();
 
   private constructor(
     private readonly listener: SshListener,
+    private readonly tcp: NetServer,
     private readonly options: SshServerOptions,
   ) {}
 
-  /** Listens (ssh2 loads only here: a daemon with SSH off never pays for it); rejects when it cannot bind. */
+  /**
+   * Listens (ssh2 loads only here: a daemon with SSH off never pays for it); rejects when it cannot
+   * bind. Sockets are accepted here and handed to ssh2, so the connection budget and the login
+   * grace hold from the first byte (ssh2 announces a connection only once the client has sent its
+   * version line; a silent socket would never be announced).
+   */
   static async start(options: SshServerOptions): Promise<SshServer> {
     const { default: ssh2 } = await import("ssh2");
     const listener = new ssh2.Server({
@@ -79,48 +107,64 @@ export class SshServer {
       ident: "hotline",
       algorithms: { cipher: [...CIPHERS] },
     });
-    const server = new SshServer(listener, options);
-    listener.maxConnections = options.maxConnections;
-    listener.on("drop", (data?: { remoteAddress?: string }) =>
-      options.log.info({ remote: data?.remoteAddress, max: options.maxConnections }, "ssh: connection refused, the most allowed are open"),
-    );
+    const tcp = createServer({ noDelay: true }, (socket) => server.admit(socket));
+    const server = new SshServer(listener, tcp, options);
     listener.on("connection", (connection, info) => server.accept(connection, info.ip));
     options.tokens.onRevoke((tokenId) =>
       setImmediate(() => {
-        for (const c of server.clients) if (c.tokenId === tokenId) c.connection.end();
+        for (const c of server.clients) if (c.tokenId === tokenId) cutOff(c.connection);
       }),
     );
     await new Promise<void>((resolve, reject) => {
-      listener.once("error", reject);
-      listener.listen(options.port, options.host, () => {
-        listener.off("error", reject);
-        listener.on("error", (err: Error) => options.log.error({ err }, "ssh: listener error"));
+      tcp.once("error", reject);
+      tcp.listen(options.port, options.host, () => {
+        tcp.off("error", reject);
+        tcp.on("error", (err: Error) => options.log.error({ err }, "ssh: listener error"));
         resolve();
       });
     });
     return server;
   }
 
+  /** A new socket: within the connection budget, given sshLoginGraceMs to authenticate, then ssh2's. */
+  private admit(socket: Socket): void {
+    const { log, maxConnections, loginGraceMs } = this.options;
+    socket.on("error", () => {}); // ssh2 reports it on the connection; a socket cut off before that has no one to tell
+    if (this.open >= maxConnections) {
+      log.info({ remote: socket.remoteAddress, maxConnections }, "ssh: connection refused, the most allowed are open");
+      socket.destroy();
+      return;
+    }
+    this.open++;
+    const grace = setTimeout(() => {
+      log.info({ remote: socket.remoteAddress, graceMs: loginGraceMs }, "ssh: no authentication in time; closing");
+      socket.destroy();
+    }, loginGraceMs);
+    grace.unref();
+    this.graces.set(socket, grace);
+    socket.once("close", () => {
+      this.open--;
+      clearTimeout(grace);
+    });
+    this.listener.injectSocket(socket);
+  }
+
   /** The bound address (the port is the real one when 0 was asked for). */
   get address(): { host: string; port: number } {
-    const a = this.listener.address() as AddressInfo;
+    const a = this.tcp.address() as AddressInfo;
     return { host: a.address, port: a.port };
   }
 
   /** Stops listening and ends every connection (their processes are hung up with their channels). */
   async close(): Promise<void> {
-    const closed = new Promise<void>((resolve) => this.listener.close(() => resolve()));
-    for (const c of this.clients) c.connection.end();
+    const closed = new Promise<void>((resolve) => this.tcp.close(() => resolve()));
+    for (const c of this.clients) cutOff(c.connection);
     await closed;
   }
 
   private accept(connection: Connection, address: string): void {
-    const { log, loginGraceMs } = this.options;
-    const grace = setTimeout(() => {
-      log.info({ remote: address, graceMs: loginGraceMs }, "ssh: no authentication in time; closing");
-      connection.end();
-    }, loginGraceMs);
-    grace.unref();
+    const { log } = this.options;
+    const socket = socketOf(connection);
     connection.on("error", (err: Error) => log.debug({ err, remote: address }, "ssh: connection error"));
     let client: Client | undefined;
     const refused = new Set<string>();
@@ -139,14 +183,13 @@ export class SshServer {
       ctx.accept();
     });
     connection.on("ready", () => {
-      clearTimeout(grace);
+      if (socket) clearTimeout(this.graces.get(socket));
       if (!client) return connection.end();
       this.clients.add(client);
       log.info({ remote: address, tokenId: client.tokenId }, "ssh: connection authenticated");
       this.serve(connection, client, address);
     });
     connection.on("close", () => {
-      clearTimeout(grace);
       if (client) this.clients.delete(client);
     });
   }
