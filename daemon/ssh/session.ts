@@ -98,8 +98,13 @@ export function serveSession(session: Session, services: SessionServices, label:
   };
 
   const terminalEnv = (): Record<string, string> => (pty?.term ? { ...own, TERM: pty.term } : own);
+  // Each spawn in a turn of its own: a client opening many channels in one packet burst
+  // (ControlMaster, JetBrains) would otherwise fork them all in one turn of the event loop.
   const piped = (channel: ServerChannel, argv: string[], cwd: string): void => {
-    running = runOnChannel(channel, { argv, cwd, env: services.environment(cwd, own, false) });
+    setImmediate(() => {
+      if (hungUp) return;
+      running = runOnChannel(channel, { argv, cwd, env: services.environment(cwd, own, false) });
+    });
   };
 
   // A terminal starts asynchronously (a job, or node-pty's first load); the session drives it once it runs.
