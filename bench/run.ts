@@ -5,6 +5,7 @@ import { filesBenchmarks } from "./files.js";
 import { fsBenchmarks } from "./fs.js";
 import { benchPrepare } from "./prepare.js";
 import { pythonBenchmarks } from "./python.js";
+import { sshBenchmarks } from "./ssh.js";
 
 /** `npm run bench`: every benchmark, then one table of medians and ratios. */
 async function main(): Promise<void> {
@@ -15,6 +16,7 @@ async function main(): Promise<void> {
     ["files", () => filesBenchmarks()],
     ["fs", () => fsBenchmarks()],
     ["python", () => pythonBenchmarks()],
+    ["ssh", () => sshBenchmarks()],
   ];
   const only = process.argv[2];
   for (const [name, run] of suites) {

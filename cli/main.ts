@@ -36,6 +36,8 @@ const USAGE = `hotline — the in-sandbox agent daemon and its CLI
   hotline terminal [--cwd D] [JOB]            a terminal job attached here (raw mode; Ctrl-] detaches, the job keeps running)
   hotline terminal --link [--cwd D] [JOB]     print a short-lived browser link to a terminal job instead
   hotline console                             print a short-lived browser link to the live job console
+  hotline ssh-command [--ttl 15m]             print a short-lived ssh command (scp, sftp, editors: same credential)
+  hotline ssh-config [--ttl 1h] [--name N]    print a ~/.ssh/config block for VS Code / JetBrains
   hotline send '<json>'                       send one raw action, print the reply
   hotline schema [ACTION|NAME]                the published JSON Schemas: index, an action's request/params/result
   hotline mcp [--url U --token-file F]         an MCP server on stdio for a coding agent (README: MCP)
@@ -82,6 +84,7 @@ async function main(argv: string[]): Promise<number> {
       limit: { type: "string" },
       scope: { type: "string" },
       ttl: { type: "string" },
+      name: { type: "string" },
       workspace: { type: "string" },
       flake: { type: "string" },
       sha256: { type: "string" },

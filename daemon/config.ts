@@ -43,6 +43,22 @@ export interface Config {
   publicUrl?: string;
   /** Host names the pages and browser-link upgrades answer for (DNS rebinding); the publicUrl host and the bound host are always added. */
   allowedHosts: readonly string[];
+  /** The SSH server: "on" (default) or "off". */
+  ssh: "on" | "off";
+  /** Where the SSH server listens; none: the same address as `host`. */
+  sshHost?: string;
+  /** 2222 unless set; 0 picks a free port (state.info and the log say which). */
+  sshPort: number;
+  /** "host:port" SSH clients reach the daemon at (a provider forwarding the port); sshCommand names it. */
+  publicSsh?: string;
+  /** SSH connections open at once, at most. */
+  sshMaxConnections: number;
+  /** Channels (sessions, forwards) one SSH connection may hold open at once. */
+  sshMaxChannels: number;
+  /** "on": ssh -L/-D may reach any address; "off" (default): loopback only. */
+  sshForwardAny: "on" | "off";
+  /** An SSH connection that has not authenticated within this is closed. */
+  sshLoginGraceMs: number;
 }
 
 /** Config-file keys; the same names are the camelCase of the flags. */
@@ -64,6 +80,14 @@ const FILE_KEYS = [
   "environmentCache",
   "publicUrl",
   "allowedHosts",
+  "ssh",
+  "sshHost",
+  "sshPort",
+  "publicSsh",
+  "sshMaxConnections",
+  "sshMaxChannels",
+  "sshForwardAny",
+  "sshLoginGraceMs",
 ] as const;
 
 const CACHE_FILE_KEYS = ["push", "secretKeyFile", "substituters", "trustedPublicKeys"] as const;
@@ -95,6 +119,14 @@ export const SETTINGS: ReadonlyArray<{ flag: string; key: keyof Config | CacheKe
   { flag: "cache-secret-key-file", key: "environmentCache.secretKeyFile", env: "HOTLINE_CACHE_SECRET_KEY_FILE", kind: "string" },
   { flag: "cache-substituter", key: "environmentCache.substituters", env: "HOTLINE_CACHE_SUBSTITUTERS", kind: "list" },
   { flag: "cache-trusted-public-key", key: "environmentCache.trustedPublicKeys", env: "HOTLINE_CACHE_TRUSTED_PUBLIC_KEYS", kind: "list" },
+  { flag: "ssh", key: "ssh", env: "HOTLINE_SSH", kind: "string" },
+  { flag: "ssh-host", key: "sshHost", env: "HOTLINE_SSH_HOST", kind: "string" },
+  { flag: "ssh-port", key: "sshPort", env: "HOTLINE_SSH_PORT", kind: "number" },
+  { flag: "public-ssh", key: "publicSsh", env: "HOTLINE_PUBLIC_SSH", kind: "string" },
+  { flag: "ssh-max-connections", key: "sshMaxConnections", env: "HOTLINE_SSH_MAX_CONNECTIONS", kind: "number" },
+  { flag: "ssh-max-channels", key: "sshMaxChannels", env: "HOTLINE_SSH_MAX_CHANNELS", kind: "number" },
+  { flag: "ssh-forward-any", key: "sshForwardAny", env: "HOTLINE_SSH_FORWARD_ANY", kind: "string" },
+  { flag: "ssh-login-grace-ms", key: "sshLoginGraceMs", env: "HOTLINE_SSH_LOGIN_GRACE_MS", kind: "number" },
 ];
 
 /** The nixpkgs revision prepare pins new package definitions to, unless configured otherwise. */
@@ -127,6 +159,12 @@ function defaults(env: NodeJS.ProcessEnv): Config {
     logLevel: "info",
     environmentCache: { substituters: [], trustedPublicKeys: [] },
     allowedHosts: ["localhost", "127.0.0.1", "::1"],
+    ssh: "on",
+    sshPort: 2222,
+    sshMaxConnections: 64,
+    sshMaxChannels: 128,
+    sshForwardAny: "off",
+    sshLoginGraceMs: 30_000,
   };
 }
 
@@ -238,6 +276,23 @@ function checkPublicUrl(raw: string): string {
   return url.href.replace(/\/+$/, "");
 }
 
+/** The SSH settings: on/off switches, whole-number budgets, a port, publicSsh as host:port. */
+function checkSsh(c: Config): void {
+  for (const key of ["ssh", "sshForwardAny"] as const)
+    if (c[key] !== "on" && c[key] !== "off")
+      throw new ActionError("invalid_request", `${key} must be "on" or "off", got ${JSON.stringify(c[key])}`);
+  if (!Number.isInteger(c.sshPort) || c.sshPort < 0 || c.sshPort > 65535)
+    throw new ActionError("invalid_request", `sshPort must be 0..65535, got ${c.sshPort}`);
+  for (const key of ["sshMaxConnections", "sshMaxChannels", "sshLoginGraceMs"] as const)
+    if (!Number.isInteger(c[key]) || c[key] < 1)
+      throw new ActionError("invalid_request", `${key} must be a whole number of at least 1, got ${c[key]}`);
+  if (c.publicSsh !== undefined && !/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/.test(c.publicSsh))
+    throw new ActionError(
+      "invalid_request",
+      `publicSsh must be host:port (e.g. ssh.sandbox.example:443 or [::1]:2222), got ${JSON.stringify(c.publicSsh)}`,
+    );
+}
+
 /**
  * Builds the one frozen config: flags > HOTLINE_* environment > <config>/config.json >
  * <systemConfigDir>/config.json > defaults. `flags` are `--name value` pairs already split from argv.
@@ -275,6 +330,7 @@ export function loadConfig(flags: Record<string, string | string[] | undefined>,
   if (!Number.isInteger(merged.maxConnections) || merged.maxConnections < 1)
     throw new ActionError("invalid_request", `maxConnections must be a whole number of at least 1, got ${merged.maxConnections}`);
   if (merged.publicUrl !== undefined) merged.publicUrl = checkPublicUrl(merged.publicUrl);
+  checkSsh(merged);
   return Object.freeze({
     ...merged,
     allowedOrigins: Object.freeze([...merged.allowedOrigins]),

@@ -27,6 +27,9 @@ import { PageLinks } from "./web/links.js";
 import { pageRoute } from "./web/routes.js";
 import { LoopWatch } from "./watchdog/loop-watch.js";
 import { trackRoute } from "./watchdog/work.js";
+import { startProcessJob } from "./actions/process-job.js";
+import { SshAccess } from "./ssh/access.js";
+import { startSsh } from "./ssh/start.js";
 
 /** Parses daemon flags (`--port 0`, `--allow-origin X` …) from the SETTINGS table. */
 export function parseDaemonFlags(argv: string[]): Record<string, string | string[] | undefined> {
@@ -103,6 +106,7 @@ export async function runDaemon(argv: string[]): Promise<void> {
     workspace: createWorkspace(config),
     links: new PageLinks(tokens, config.publicUrl, pageAssets),
     eventLoop: loopWatch,
+    ssh: new SshAccess(tokens, config.publicSsh),
   };
   const dispatcher = new Dispatcher(ACTIONS, Object.values(HANDLERS), services);
   let url = "";
@@ -122,13 +126,29 @@ export async function runDaemon(argv: string[]): Promise<void> {
   });
   url = await server.listen();
   services.links.listening(url);
+  const sshServer = await startSsh({
+    config,
+    tokens,
+    log,
+    baseEnv: services.baseEnv,
+    resolver: services.env.resolver,
+    access: services.ssh,
+    // An interactive SSH shell is a terminal job like terminal.open's: listed, its output kept.
+    startTerminalJob: async (req) => {
+      const { job } = await startProcessJob(
+        { kind: "terminal", title: req.title, argv: req.argv, params: { ssh: req.title }, cwd: req.cwd, env: req.env, pty: req },
+        { services },
+      );
+      return jobs.get(job.id);
+    },
+  });
   lock.setUrl(url);
   const daemonFile = join(config.stateDir, "daemon.json");
   writeFileAtomicSync(
     daemonFile,
     `${JSON.stringify({ pid: process.pid, url, version: build.version, startedAt: services.startedAt.toISOString() })}\n`,
   );
-  log.info({ url, version: build.version, commit: build.commit, stateDir: config.stateDir, nix }, "listening");
+  log.info({ url, version: build.version, commit: build.commit, stateDir: config.stateDir, nix, ssh: services.ssh.status() }, "listening");
   loopWatch.start();
 
   let stopping = false;
@@ -144,6 +164,7 @@ export async function runDaemon(argv: string[]): Promise<void> {
     for (const [what, step] of [
       ["mcp", () => mcp.close()],
       ["server", () => server.close()],
+      ["ssh", async () => sshServer?.close()],
       ["jobs", () => jobs.shutdown()],
     ] as const) {
       await step().catch((err: unknown) => log.error({ err, step: what }, "shutdown step failed"));

@@ -77,6 +77,18 @@ const FORBIDDEN: Record<string, string[]> = {
     "daemon/features/",
     "daemon/main",
   ],
+  // The SSH server: tokens, jobs, runners, environment and process control; never the actions or other listeners.
+  "daemon/ssh/": [
+    "daemon/actions/",
+    "daemon/dispatch/",
+    "daemon/server/",
+    "daemon/nix/",
+    "daemon/workspace/",
+    "daemon/features/",
+    "daemon/fs/",
+    "daemon/web/",
+    "daemon/main",
+  ],
   // Process control is a leaf: node only, so every layer (runners, jobs, nix, workspace) may use it.
   "daemon/process/": [
     "protocol/",

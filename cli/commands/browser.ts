@@ -11,7 +11,15 @@ const DETACH_KEY = 0x1d;
 const SCROLLBACK_BYTES = 256 * 1024;
 
 type Opened =
-  | { available: true; webTerminalUrl: string; expiresAt: string; tokenId: string; job: JobStatus }
+  | {
+      available: true;
+      webTerminalUrl?: string;
+      expiresAt: string;
+      tokenId?: string;
+      sshTokenId?: string;
+      sshCommand?: string;
+      job: JobStatus;
+    }
   | { available: false; reason: string };
 
 /** `hotline terminal [--link] [--cwd D] [JOB]`: a terminal job, attached here or as a browser link (--url names the daemon, as for every verb). */
@@ -23,7 +31,7 @@ const terminal: Command = async ({ client, args, flags, json }) => {
     const opened = await client.request<Opened>("terminal.open", params);
     printResult(opened, json, () =>
       opened.available
-        ? `${opened.webTerminalUrl}\n(expires ${opened.expiresAt}; job ${opened.job.id})`
+        ? `${opened.webTerminalUrl ?? opened.sshCommand}\n(expires ${opened.expiresAt}; job ${opened.job.id})`
         : `no web terminal here: ${opened.reason}`,
     );
     return opened.available ? 0 : EXIT.other;
@@ -37,8 +45,8 @@ const terminal: Command = async ({ client, args, flags, json }) => {
     process.stderr.write(`hotline terminal: no terminal here: ${opened.reason}\n`);
     return EXIT.other;
   }
-  // This attach speaks with the CLI's own token: the link's token is not needed.
-  await client.request("tokens.revoke", { tokenId: opened.tokenId });
+  // This attach speaks with the CLI's own token: the link's and the SSH credential are not needed.
+  for (const tokenId of [opened.tokenId, opened.sshTokenId]) if (tokenId) await client.request("tokens.revoke", { tokenId });
   return attach(client, opened.job.id, Math.max(0, opened.job.outputBytes - SCROLLBACK_BYTES));
 };
 

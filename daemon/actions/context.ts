@@ -12,6 +12,7 @@ import type { JobManager } from "../jobs/manager.js";
 import type { NixProbe } from "../system.js";
 import type { TokenStore } from "../tokens/store.js";
 import type { PageLinks } from "../web/links.js";
+import type { SshAccess } from "../ssh/access.js";
 import type { Workspace } from "../workspace/workspace.js";
 import type { EventLoopReport } from "../watchdog/loop-watch.js";
 
@@ -38,6 +39,8 @@ export interface Services {
   workspace: Workspace;
   /** The watchdog's measure of the daemon's event loop (state.info). */
   eventLoop: { report(): EventLoopReport };
+  /** ssh.open and terminal.open's SSH fields: credentials for the SSH server, or why it is not there. */
+  ssh: SshAccess;
 }
 
 /** The per-connection state a handler can touch. */

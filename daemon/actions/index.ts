@@ -47,6 +47,7 @@ import terminalOpen from "./terminal-open.js";
 import consoleOpen from "./console-open.js";
 import jobsWatch from "./jobs-watch.js";
 import jobsUnwatch from "./jobs-unwatch.js";
+import sshOpen from "./ssh-open.js";
 
 /**
  * Every handler, by the name of its action. The type makes an action without a handler (or a key
@@ -100,4 +101,5 @@ export const HANDLERS: Readonly<Record<ActionName, ActionEntry>> = {
   "console.open": consoleOpen,
   "jobs.watch": jobsWatch,
   "jobs.unwatch": jobsUnwatch,
+  "ssh.open": sshOpen,
 };

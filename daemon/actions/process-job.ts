@@ -95,7 +95,7 @@ function loadTerminalRunner(): Promise<typeof import("../runners/pty.js")> {
  * Starts a process job (pipes or a terminal) with the workspace's prepared environment, and with
  * `wait` answers in the same reply when the job ends in time.
  */
-export async function startProcessJob(req: ProcessJobRequest, ctx: ActionContext): Promise<JobReply> {
+export async function startProcessJob(req: ProcessJobRequest, ctx: Pick<ActionContext, "services">): Promise<JobReply> {
   const { services } = ctx;
   const cwd = req.cwd ?? homedir();
   checkCwd(cwd);

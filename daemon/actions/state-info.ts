@@ -51,6 +51,7 @@ export default entry(stateInfo, async (_params, { services, connection }) => {
     idleMs: services.activity.idleMs,
     nix: services.nix,
     eventLoop: services.eventLoop.report(),
+    ssh: services.ssh.status(),
     scope: connection.scope,
   };
 });

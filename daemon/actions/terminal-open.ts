@@ -16,9 +16,12 @@ async function ptyUnavailable(): Promise<string | undefined> {
 
 export default entry(terminalOpen, async (params, ctx) => {
   const { services } = ctx;
-  const reason = services.links.unavailable() ?? (await ptyUnavailable());
-  if (reason) return { available: false as const, reason };
-  // A terminal nobody may be handed a link to is not started.
+  const ptyReason = await ptyUnavailable();
+  const webReason = services.links.unavailable();
+  const sshReason = services.ssh.status().reason;
+  // Either way in is enough: the web link and the SSH command are each best-effort.
+  if (ptyReason || (webReason && sshReason)) return { available: false as const, reason: ptyReason ?? `${webReason}; ${sshReason}` };
+  // A terminal nobody may be handed a link or a credential for is not started (a link's token issues nothing).
   services.links.checkIssue(ctx.connection.scope, ctx.connection.tokenId);
   let job: JobStatus;
   if (params.job !== undefined) {
@@ -50,6 +53,12 @@ export default entry(terminalOpen, async (params, ctx) => {
     );
     job = started.job;
   }
-  const link = services.links.issue("terminal", ctx.connection.scope, ctx.connection.tokenId, params.ttlMs, { job: job.id });
-  return { available: true as const, webTerminalUrl: link.url, expiresAt: link.expiresAt, tokenId: link.tokenId, job };
+  const link = webReason
+    ? undefined
+    : services.links.issue("terminal", ctx.connection.scope, ctx.connection.tokenId, params.ttlMs, { job: job.id });
+  const ssh = services.ssh.issue(ctx.connection.tokenId, params.ttlMs);
+  const web = link ? { webTerminalUrl: link.url, tokenId: link.tokenId } : { webTerminalUnavailable: webReason };
+  if (!ssh.available) return { available: true as const, ...web, expiresAt: link!.expiresAt, job, sshUnavailable: ssh.reason };
+  const { available: _, tokenId: sshTokenId, expiresAt, ...sshFields } = ssh;
+  return { available: true as const, ...web, expiresAt: link?.expiresAt ?? expiresAt, job, ...sshFields, sshTokenId };
 });

@@ -15,6 +15,9 @@ export interface JobControl {
   resize?(cols: number, rows: number): void;
   /** Signals the job's whole process group. */
   kill?(signal: NodeJS.Signals): void;
+  /** Stops reading the job's output until resume (its terminal, for a viewer whose window is full). */
+  pause?(): void;
+  resume?(): void;
 }
 
 /** The persisted shape of a job (job.json): its status plus what idempotency needs. */

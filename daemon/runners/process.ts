@@ -23,6 +23,9 @@ export interface ProcessControl {
   input(data: Buffer, eof: boolean, timeoutMs: number): Promise<number>;
   kill(signal: NodeJS.Signals): void;
   resize?(cols: number, rows: number): void;
+  /** Stops reading its output until resume (a reader that cannot take more: an SSH channel's window). */
+  pause?(): void;
+  resume?(): void;
 }
 
 export interface ProcessExit {

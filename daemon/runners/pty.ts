@@ -127,6 +127,8 @@ export function startPty(
     resize(cols, rows) {
       term.resize(cols, rows);
     },
+    pause: () => term.pause(),
+    resume: () => term.resume(),
   };
   return { control, done };
 }

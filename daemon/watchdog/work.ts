@@ -113,16 +113,16 @@ export const work = new WorkTracker();
 /** What an HTTP route looks like to the tracker (daemon/server's HttpRoute). */
 interface Route {
   prefix: string;
-  handle(req: IncomingMessage, res: ServerResponse): void | Promise<void>;
+  handle(req: IncomingMessage, res: ServerResponse, admit: () => void): void | Promise<void>;
 }
 
 /** Makes `route`'s requests tracked work, "http <prefix>", in flight until their response closes. */
 export function trackRoute<R extends Route>(route: R): R {
   const handle = route.handle.bind(route);
-  route.handle = (req, res) => {
+  route.handle = (req, res, admit) => {
     const unit = work.begin(`http ${route.prefix}`);
     res.once("close", () => work.end(unit));
-    return work.timed(unit, () => handle(req, res));
+    return work.timed(unit, () => handle(req, res, admit));
   };
   return route;
 }

@@ -1,6 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { defineAction } from "../define.js";
 import { AbsolutePath, JobId, JobStatus } from "../common.js";
+import { SshAccessFields } from "./ssh.js";
 
 /** Lifetime of a browser link: 15 minutes unless `ttlMs` says otherwise, at most an hour. */
 export const DEFAULT_LINK_TTL_MS = 15 * 60 * 1000;
@@ -29,10 +30,21 @@ export const terminalOpen = defineAction({
   result: Type.Union([
     Type.Object({
       available: Type.Literal(true),
-      webTerminalUrl: Type.String(),
+      webTerminalUrl: Type.Optional(Type.String()),
+      /** Why there is no webTerminalUrl (the SSH fields may still be there). */
+      webTerminalUnavailable: Type.Optional(Type.String()),
       expiresAt: Type.String(),
-      tokenId: Type.String(),
+      tokenId: Type.Optional(Type.String()),
       job: JobStatus,
+      sshCommand: Type.Optional(SshAccessFields.sshCommand),
+      sshHost: Type.Optional(SshAccessFields.sshHost),
+      sshPort: Type.Optional(SshAccessFields.sshPort),
+      sshUser: Type.Optional(SshAccessFields.sshUser),
+      sshKnownHosts: Type.Optional(SshAccessFields.sshKnownHosts),
+      sshHostKeyFingerprint: Type.Optional(SshAccessFields.sshHostKeyFingerprint),
+      sshTokenId: Type.Optional(Type.String()),
+      /** Why there is no sshCommand (SSH off or not started); the web link still works. */
+      sshUnavailable: Type.Optional(Type.String()),
     }),
     Unavailable,
   ]),

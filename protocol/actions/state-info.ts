@@ -56,6 +56,15 @@ export const stateInfo = defineAction({
       },
       { description: "how long the daemon kept every client waiting: its event-loop delay since `since`" },
     ),
+    ssh: Type.Object(
+      {
+        available: Type.Boolean(),
+        host: Type.Optional(Type.String()),
+        port: Type.Optional(Type.Integer()),
+        reason: Type.Optional(Type.String()),
+      },
+      { description: "the SSH server (ssh.open): where it listens, or why it does not" },
+    ),
     scope: Type.String(),
     actions: Type.Array(Type.Object({ name: Type.String(), scope: Type.String(), summary: Type.String() })),
   }),

@@ -62,7 +62,7 @@ export class TestDaemon {
   static async start(options: StartOptions = {}): Promise<TestDaemon> {
     const dirs = options.dirs ?? newDirs();
     const [command, ...prefix] = [...(options.launcher ?? []), process.execPath];
-    const proc = spawn(command!, [...prefix, ...DAEMON_NODE_FLAGS, DAEMON_MAIN, "--port", "0", ...(options.args ?? [])], {
+    const proc = spawn(command!, [...prefix, ...DAEMON_NODE_FLAGS, DAEMON_MAIN, "--port", "0", "--ssh-port", "0", ...(options.args ?? [])], {
       env: { ...daemonEnv(dirs), ...options.env },
       stdio: ["ignore", "inherit", "pipe"],
     });

@@ -1,0 +1,80 @@
+import type { Static } from "@sinclair/typebox";
+import { DEFAULT_SSH_TTL_MS, type sshOpen } from "../../protocol/actions/ssh.js";
+import type { TokenStore } from "../tokens/store.js";
+import { type HostKey, knownHostsName } from "./host-key.js";
+
+/** What ssh.open answers: the credential and how to reach the server, or why there is none. */
+export type SshAccessReply = Static<(typeof sshOpen)["result"]>;
+
+/** Whether SSH can be used here, for state.info. */
+export interface SshStatus {
+  available: boolean;
+  host?: string;
+  port?: number;
+  reason?: string;
+}
+
+/** Splits "host:port" / "[v6]:port" (publicSsh was checked by the config). */
+function splitHostPort(hostPort: string): { host: string; port: number } {
+  const at = hostPort.lastIndexOf(":");
+  return { host: hostPort.slice(0, at).replace(/^\[(.*)\]$/, "$1"), port: Number(hostPort.slice(at + 1)) };
+}
+
+/**
+ * Mints SSH credentials (an `ssh`-use token of the asking token's issuer, label `ssh`) and says
+ * where they work: publicSsh when set, else the address the listener bound (a wildcard bind is
+ * reached on loopback from this machine).
+ */
+export class SshAccess {
+  private reachable: { host: string; port: number; hostKey: HostKey } | undefined;
+  private bound: { host: string; port: number } | undefined;
+  private reason = "the SSH server has not started yet";
+
+  constructor(
+    private readonly tokens: TokenStore,
+    private readonly publicSsh: string | undefined,
+  ) {}
+
+  /** The listener is up at this address with this key. */
+  listening(bound: { host: string; port: number }, hostKey: HostKey): void {
+    const host = bound.host === "0.0.0.0" ? "127.0.0.1" : bound.host === "::" ? "::1" : bound.host;
+    this.reachable = { ...(this.publicSsh ? splitHostPort(this.publicSsh) : { host, port: bound.port }), hostKey };
+    this.bound = bound;
+  }
+
+  /** SSH is off, or its listener failed to start: why, in words a client can act on. */
+  unavailable(reason: string): void {
+    this.reachable = undefined;
+    this.reason = reason;
+  }
+
+  status(): SshStatus {
+    if (!this.reachable || !this.bound) return { available: false, reason: this.reason };
+    return { available: true, host: this.bound.host, port: this.bound.port };
+  }
+
+  /** A new credential expiring after ttlMs (15 minutes unless given), issued on behalf of `issuer`. */
+  issue(issuer: string, ttlMs: number | undefined): SshAccessReply {
+    const at = this.reachable;
+    if (!at) return { available: false, reason: this.reason };
+    const { token, id, expiresAt } = this.tokens.create({
+      scope: "manage",
+      ttlMs: ttlMs ?? DEFAULT_SSH_TTL_MS,
+      label: "ssh",
+      use: "ssh",
+      issuer,
+    });
+    const port = at.port === 22 ? "" : `-p ${at.port} `;
+    return {
+      available: true,
+      sshCommand: `ssh ${port}${token}@${at.host}`,
+      sshHost: at.host,
+      sshPort: at.port,
+      sshUser: token,
+      sshKnownHosts: `${knownHostsName(at.host, at.port)} ${at.hostKey.publicKey}`,
+      sshHostKeyFingerprint: at.hostKey.fingerprint,
+      expiresAt,
+      tokenId: id,
+    };
+  }
+}

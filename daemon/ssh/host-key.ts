@@ -1,0 +1,48 @@
+import { createHash } from "node:crypto";
+import { chmodSync, existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import ssh2 from "ssh2";
+import { writeFileAtomicSync } from "../util/atomic-write.js";
+
+/** The daemon's SSH identity: the private key ssh2 serves with, and its public half as clients pin it. */
+export interface HostKey {
+  /** The OpenSSH-format private key (what ssh2's hostKeys takes). */
+  privateKey: string;
+  /** `ssh-ed25519 AAAA…`: the key as a known_hosts line carries it. */
+  publicKey: string;
+  /** `SHA256:…`, as `ssh-keygen -lf` and the client's first-connection prompt print it. */
+  fingerprint: string;
+}
+
+/** Where the host key lives: beside the token, in the config directory. */
+export const HOST_KEY_FILE = "ssh_host_ed25519_key";
+
+/**
+ * Loads `<config>/ssh_host_ed25519_key`, creating it (ed25519, mode 0600, written atomically) on
+ * first start; it persists so a client's known_hosts entry stays valid across restarts.
+ */
+export function loadHostKey(configDir: string): HostKey {
+  const path = join(configDir, HOST_KEY_FILE);
+  if (!existsSync(path)) {
+    // ssh2 generates with node's crypto and writes OpenSSH's format, so no ssh-keygen is needed at runtime.
+    const pair = ssh2.utils.generateKeyPairSync("ed25519", { comment: "hotline" });
+    writeFileAtomicSync(path, pair.private, { mode: 0o600, fsync: true });
+  }
+  chmodSync(path, 0o600);
+  const privateKey = readFileSync(path, "utf8");
+  const parsed = ssh2.utils.parseKey(privateKey);
+  if (parsed instanceof Error) throw new Error(`${path} is not an SSH private key ssh2 can read: ${parsed.message}`);
+  const key = Array.isArray(parsed) ? parsed[0]! : parsed;
+  const blob = key.getPublicSSH();
+  return {
+    privateKey,
+    publicKey: `${key.type} ${blob.toString("base64")}`,
+    fingerprint: `SHA256:${createHash("sha256").update(blob).digest("base64").replace(/=+$/, "")}`,
+  };
+}
+
+/** The name a client's known_hosts uses for host:port (`[host]:port` unless the port is 22). */
+export function knownHostsName(host: string, port: number): string {
+  const bare = host.replace(/^\[(.*)\]$/, "$1");
+  return port === 22 ? bare : `[${bare}]:${port}`;
+}
