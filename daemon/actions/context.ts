@@ -10,6 +10,7 @@ import type { Follower } from "../jobs/follow.js";
 import type { FileSession } from "../fs/session.js";
 import type { JobManager } from "../jobs/manager.js";
 import type { NixProbe } from "../system.js";
+import type { PortTable } from "../preview/ports.js";
 import type { TokenStore } from "../tokens/store.js";
 import type { PageLinks } from "../web/links.js";
 import type { Workspace } from "../workspace/workspace.js";
@@ -35,6 +36,8 @@ export interface Services {
   prepare: PrepareFeature;
   /** repos.*, tasks.*, secrets.write: the coding workspace. */
   workspace: Workspace;
+  /** ports.list and ports.wait: the sandbox's listening TCP ports. */
+  ports: PortTable;
 }
 
 /** The per-connection state a handler can touch. */
