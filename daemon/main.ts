@@ -25,7 +25,7 @@ import { PageAccess } from "./server/page-access.js";
 import { PageAssets } from "./web/assets.js";
 import { PageLinks } from "./web/links.js";
 import { pageRoute } from "./web/routes.js";
-import { PortTable } from "./preview/ports.js";
+import { createPreview } from "./preview/index.js";
 
 /** Parses daemon flags (`--port 0`, `--allow-origin X` …) from the SETTINGS table. */
 export function parseDaemonFlags(argv: string[]): Record<string, string | string[] | undefined> {
@@ -85,6 +85,12 @@ export async function runDaemon(argv: string[]): Promise<void> {
   const pages = new PageAccess(config.allowedHosts, config.publicUrl, config.host);
   const nix = await probeNix();
   const prepare = createPrepare({ config, build, log, probe: nix });
+  const preview = createPreview({
+    previewUrl: config.previewUrl,
+    ownHosts: [...config.allowedHosts, ...(config.publicUrl ? [new URL(config.publicUrl).hostname] : [])],
+    tokens,
+    log,
+  });
   const services: Services = {
     config,
     jobs,
@@ -100,7 +106,8 @@ export async function runDaemon(argv: string[]): Promise<void> {
     prepare,
     workspace: createWorkspace(config),
     links: new PageLinks(tokens, config.publicUrl, pageAssets),
-    ports: new PortTable(),
+    ports: preview.ports,
+    previews: preview.links,
   };
   const dispatcher = new Dispatcher(ACTIONS, Object.values(HANDLERS), services);
   let url = "";
@@ -117,9 +124,11 @@ export async function runDaemon(argv: string[]): Promise<void> {
     log,
     pages,
     httpRoutes: [mcp, pageRoute(pages, tokens, pageAssets)],
+    hostRoutes: preview.proxy,
   });
   url = await server.listen();
   services.links.listening(url);
+  preview.listening(url);
   lock.setUrl(url);
   const daemonFile = join(config.stateDir, "daemon.json");
   writeFileAtomicSync(
@@ -140,6 +149,7 @@ export async function runDaemon(argv: string[]): Promise<void> {
     // Each step on its own: one that fails must not keep the next (jobs, daemon.json) from running.
     for (const [what, step] of [
       ["mcp", () => mcp.close()],
+      ["preview", async () => preview.proxy.close()],
       ["server", () => server.close()],
       ["jobs", () => jobs.shutdown()],
     ] as const) {

@@ -26,6 +26,7 @@ import { FS_ACTIONS } from "./actions/files-fs.js";
 import { consoleOpen, terminalOpen } from "./actions/browser.js";
 import { jobsUnwatch, jobsWatch } from "./actions/jobs-watch.js";
 import { portsList, portsWait } from "./actions/ports.js";
+import { previewOpen } from "./actions/preview.js";
 
 export * from "./common.js";
 export * from "./errors.js";
@@ -79,6 +80,7 @@ export const ACTIONS = [
   jobsUnwatch,
   portsList,
   portsWait,
+  previewOpen,
 ];
 
 /** One entry of ACTIONS, with its literal name and its own params and result schemas. */

@@ -11,6 +11,7 @@ import type { FileSession } from "../fs/session.js";
 import type { JobManager } from "../jobs/manager.js";
 import type { NixProbe } from "../system.js";
 import type { PortTable } from "../preview/ports.js";
+import type { PreviewLinks } from "../preview/links.js";
 import type { TokenStore } from "../tokens/store.js";
 import type { PageLinks } from "../web/links.js";
 import type { Workspace } from "../workspace/workspace.js";
@@ -38,6 +39,8 @@ export interface Services {
   workspace: Workspace;
   /** ports.list and ports.wait: the sandbox's listening TCP ports. */
   ports: PortTable;
+  /** preview.open: links to a port, served by the preview proxy. */
+  previews: PreviewLinks;
 }
 
 /** The per-connection state a handler can touch. */

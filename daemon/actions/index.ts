@@ -49,6 +49,7 @@ import jobsWatch from "./jobs-watch.js";
 import jobsUnwatch from "./jobs-unwatch.js";
 import portsList from "./ports-list.js";
 import portsWait from "./ports-wait.js";
+import previewOpen from "./preview-open.js";
 
 /**
  * Every handler, by the name of its action. The type makes an action without a handler (or a key
@@ -104,4 +105,5 @@ export const HANDLERS: Readonly<Record<ActionName, ActionEntry>> = {
   "jobs.unwatch": jobsUnwatch,
   "ports.list": portsList,
   "ports.wait": portsWait,
+  "preview.open": previewOpen,
 };

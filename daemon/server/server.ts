@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import type { Logger } from "pino";
@@ -25,6 +25,15 @@ export interface ServerOptions {
   httpRoutes?: readonly HttpRoute[];
   /** Enables browser-link sockets (token in Sec-WebSocket-Protocol) from the daemon's own pages. */
   pages?: PageAccess;
+  /** Requests and upgrades it claims (by Host: the previews) go to it before anything else of the daemon's. */
+  hostRoutes?: HostRoutes;
+}
+
+/** A separate space of hosts on the daemon's port (the previews), which never reaches the API. */
+export interface HostRoutes {
+  claims(req: IncomingMessage): boolean;
+  request(req: IncomingMessage, res: ServerResponse): void;
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
 }
 
 /**
@@ -63,7 +72,9 @@ export class HotlineServer {
       handleProtocols: (offered) =>
         offered.has(PAGE_SUBPROTOCOL) ? PAGE_SUBPROTOCOL : ([...offered].find((p) => !isLinkProtocol(p)) ?? false),
     });
-    this.http = createServer(routeHttp(options.httpRoutes ?? [], options.log));
+    const routes = routeHttp(options.httpRoutes ?? [], options.log);
+    const hosts = options.hostRoutes;
+    this.http = createServer(hosts ? (req, res) => (hosts.claims(req) ? hosts.request(req, res) : routes(req, res)) : routes);
     options.tokens.onRevoke((tokenId) =>
       // After the current turn, so the revoking request's own reply goes out first.
       setImmediate(() => this.connections.forEach((c) => c.tokenId === tokenId && c.revoke(`token ${tokenId} has been revoked`))),
@@ -71,6 +82,7 @@ export class HotlineServer {
     this.http.on("upgrade", (req, socket, head) => {
       socket.on("error", () => socket.destroy());
       try {
+        if (options.hostRoutes?.claims(req)) return options.hostRoutes.upgrade(req, socket, head);
         this.upgrade(req, socket, head);
       } catch (err) {
         // One failed upgrade costs that client its socket, never the daemon.

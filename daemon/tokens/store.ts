@@ -58,6 +58,9 @@ const TOKEN_PREFIX: Record<TokenUse, string> = { api: "hl_", ssh: "hlssh_", prev
 
 const sha256 = (text: string): Buffer => createHash("sha256").update(text).digest();
 
+/** Tokens dropped from the file whose end is remembered (in memory) so a refusal can say why. */
+const REMEMBERED_ENDS = 1000;
+
 /**
  * Tokens live in files only: `<config>/token` is the `manage` token (created 0600 on first start);
  * tokens issued later are kept as SHA-256 hashes in `<config>/tokens.json`, with scope and expiry.
@@ -67,6 +70,8 @@ export class TokenStore {
   private issued: IssuedToken[] = [];
   private readonly issuedPath: string;
   private readonly revokeListeners: Array<(id: string) => void> = [];
+  /** Hash → how a token dropped from the file ended, newest last, at most REMEMBERED_ENDS. */
+  private readonly ended = new Map<string, "revoked" | "expired">();
 
   constructor(
     configDir: string,
@@ -116,6 +121,14 @@ export class TokenStore {
     return undefined;
   }
 
+  /**
+   * How a token that no longer holds ended, when this daemon dropped it: a preview link refused as
+   * `wrong` can then say "revoked" or "expired". Undefined for one it never issued (or forgot).
+   */
+  endedReason(token: string): "revoked" | "expired" | undefined {
+    return this.ended.get(sha256(token).toString("hex"));
+  }
+
   /** Issues a token; only its hash is stored, the token itself is returned once. */
   create(request: TokenRequest, now = Date.now()): { token: string; id: string; expiresAt: string } {
     const { scope, ttlMs, label, use = "api", port, issuer } = request;
@@ -160,6 +173,7 @@ export class TokenStore {
     if (!t)
       throw new ActionError("not_found", `no live token ${id}; tokens.list shows the tokens that can be revoked`, { path: "/tokenId" });
     this.save(live.filter((x) => x.id !== id));
+    this.remember(t.sha256, "revoked");
     for (const listener of this.revokeListeners) listener(id);
     const { sha256: _hash, ...info } = t;
     return info;
@@ -171,7 +185,17 @@ export class TokenStore {
   }
 
   private live(now: number): IssuedToken[] {
-    return this.issued.filter((t) => !t.expiresAt || Date.parse(t.expiresAt) > now);
+    return this.issued.filter((t) => {
+      const holds = !t.expiresAt || Date.parse(t.expiresAt) > now;
+      if (!holds) this.remember(t.sha256, "expired");
+      return holds;
+    });
+  }
+
+  private remember(hash: string, how: "revoked" | "expired"): void {
+    this.ended.delete(hash);
+    this.ended.set(hash, how);
+    if (this.ended.size > REMEMBERED_ENDS) this.ended.delete(this.ended.keys().next().value!);
   }
 
   // Expired and revoked tokens are dropped whenever the file is written, so it stays small.
