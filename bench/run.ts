@@ -4,6 +4,7 @@ import { coreBenchmarks } from "./core.js";
 import { filesBenchmarks } from "./files.js";
 import { fsBenchmarks } from "./fs.js";
 import { benchPrepare } from "./prepare.js";
+import { previewBenchmarks } from "./preview.js";
 
 /** `npm run bench`: every benchmark, then one table of medians and ratios. */
 async function main(): Promise<void> {
@@ -13,6 +14,7 @@ async function main(): Promise<void> {
     ["prepare", () => benchPrepare()],
     ["files", () => filesBenchmarks()],
     ["fs", () => fsBenchmarks()],
+    ["preview", () => previewBenchmarks()],
   ];
   const only = process.argv[2];
   for (const [name, run] of suites) {

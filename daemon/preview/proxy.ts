@@ -86,6 +86,8 @@ export class PreviewProxy {
   private readonly tunnels = new Set<Socket>();
   /** Where a port was last reached (127.0.0.1, ::1 …), until a connection to it is refused. */
   private readonly addresses = new Map<number, string>();
+  /** Lookups under way, shared by the requests that arrive meanwhile (a page's first burst). */
+  private readonly lookups = new Map<number, Promise<string | undefined>>();
   private inFlight = 0;
   private sweeper: NodeJS.Timeout | undefined;
 
@@ -283,7 +285,12 @@ export class PreviewProxy {
   private async address(port: number): Promise<string | undefined> {
     const known = this.addresses.get(port);
     if (known !== undefined) return known;
-    const found = await this.ports.address(port);
+    let lookup = this.lookups.get(port);
+    if (!lookup) {
+      lookup = this.ports.address(port).finally(() => this.lookups.delete(port));
+      this.lookups.set(port, lookup);
+    }
+    const found = await lookup;
     if (found !== undefined) this.addresses.set(port, found);
     return found;
   }
