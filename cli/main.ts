@@ -36,6 +36,8 @@ const USAGE = `hotline — the in-sandbox agent daemon and its CLI
   hotline terminal [--cwd D] [JOB]            a terminal job attached here (raw mode; Ctrl-] detaches, the job keeps running)
   hotline terminal --link [--cwd D] [JOB]     print a short-lived browser link to a terminal job instead
   hotline console                             print a short-lived browser link to the live job console
+  hotline ports                               the TCP ports listening in the sandbox (pid, job, command)
+  hotline preview PORT [--ttl 15m]            print a short-lived link to the server on PORT (proxied by the daemon)
   hotline send '<json>'                       send one raw action, print the reply
   hotline schema [ACTION|NAME]                the published JSON Schemas: index, an action's request/params/result
   hotline mcp [--url U --token-file F]         an MCP server on stdio for a coding agent (README: MCP)
