@@ -145,6 +145,22 @@ describe.skipIf(!hasChromium)("previews in Chromium", () => {
     await page.close();
   });
 
+  it("the console lists the listening ports, and a manage link's preview button gives the port's link", async () => {
+    const link = await client.ok("console.open", {});
+    const page = await context.newPage();
+    await page.goto(link.consoleUrl);
+    const row = page.locator("#ports tr", { hasText: String(vitePort) }).first();
+    await row.waitFor({ timeout: 30_000 });
+    expect(await row.textContent()).toContain(viteJob);
+    await row.locator("button", { hasText: "preview" }).click();
+    const anchor = row.locator("a", { hasText: "open preview" });
+    await anchor.waitFor({ timeout: 30_000 });
+    expect(await anchor.getAttribute("href")).toMatch(
+      new RegExp(`^http://${vitePort}\\.localhost:${portOf(daemon.url)}/\\?hotline_preview_token=hlpv_`),
+    );
+    await page.close();
+  });
+
   it("a refused link shows a page that says why and how to get a new one", async () => {
     const link = await client.ok("preview.open", { port: vitePort });
     await client.ok("tokens.revoke", { tokenId: link.tokenId });
