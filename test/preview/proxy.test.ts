@@ -234,6 +234,29 @@ describe("preview proxy", () => {
     expect(upgrade.headers.cookie).toBeUndefined();
   });
 
+  it("refuses the WebSocket past the 128 open at once with 503, and takes one again once one closes", async () => {
+    const { token } = await open(app.port);
+    const headers = { "X-Hotline-Preview-Token": token };
+    const open128 = Array.from({ length: 128 }, () => previewSocket(daemon.url, app.port, "/many", headers));
+    try {
+      await Promise.all(open128.map(opened));
+      await expect(opened(previewSocket(daemon.url, app.port, "/many", headers))).rejects.toThrow("HTTP 503");
+      const closed = new Promise((resolve) => open128[0]!.once("close", resolve));
+      open128[0]!.close();
+      await closed;
+      await expect
+        .poll(async () =>
+          opened(previewSocket(daemon.url, app.port, "/many", headers)).then(
+            () => "open",
+            () => "refused",
+          ),
+        )
+        .toBe("open");
+    } finally {
+      for (const ws of open128) ws.terminate();
+    }
+  });
+
   it("answers a waiting page (502, JSON or self-reloading HTML) while nothing listens, then the app", async () => {
     const port = await freePort();
     const { token } = await open(port);
