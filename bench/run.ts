@@ -6,6 +6,7 @@ import { fsBenchmarks } from "./fs.js";
 import { benchPrepare } from "./prepare.js";
 import { pythonBenchmarks } from "./python.js";
 import { sshBenchmarks } from "./ssh.js";
+import { previewBenchmarks } from "./preview.js";
 
 /** `npm run bench`: every benchmark, then one table of medians and ratios. */
 async function main(): Promise<void> {
@@ -17,6 +18,7 @@ async function main(): Promise<void> {
     ["fs", () => fsBenchmarks()],
     ["python", () => pythonBenchmarks()],
     ["ssh", () => sshBenchmarks()],
+    ["preview", () => previewBenchmarks()],
   ];
   const only = process.argv[2];
   for (const [name, run] of suites) {

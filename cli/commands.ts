@@ -9,6 +9,7 @@ import { cacheCommands } from "./commands/cache.js";
 import { fsCommands } from "./commands/fs.js";
 import { browserCommands } from "./commands/browser.js";
 import { sshCommands } from "./commands/ssh.js";
+import { previewCommands } from "./commands/preview.js";
 
 export interface CommandContext {
   /** The daemon, opened on the first request: `client.request(action, params)` (typed by protocol/ for a known action). */
@@ -35,4 +36,5 @@ export const COMMANDS: Record<string, Command> = {
   ...fsCommands,
   ...browserCommands,
   ...sshCommands,
+  ...previewCommands,
 };

@@ -38,6 +38,8 @@ const USAGE = `hotline — the in-sandbox agent daemon and its CLI
   hotline console                             print a short-lived browser link to the live job console
   hotline ssh-command [--ttl 15m]             print a short-lived ssh command (scp, sftp, editors: same credential)
   hotline ssh-config [--ttl 1h] [--name N]    print a ~/.ssh/config block for VS Code / JetBrains
+  hotline ports                               the TCP ports listening in the sandbox (pid, job, command)
+  hotline preview PORT [--ttl 15m]            print a short-lived link to the server on PORT (proxied by the daemon)
   hotline send '<json>'                       send one raw action, print the reply
   hotline schema [ACTION|NAME]                the published JSON Schemas: index, an action's request/params/result
   hotline mcp [--url U --token-file F]         an MCP server on stdio for a coding agent (README: MCP)

@@ -59,6 +59,8 @@ export interface Config {
   sshForwardAny: "on" | "off";
   /** An SSH connection that has not authenticated within this is closed. */
   sshLoginGraceMs: number;
+  /** Preview links' address with `{port}` in the host name (`https://{port}-sandbox.example`); none: `http://<port>.localhost:<daemon port>`. */
+  previewUrl?: string;
 }
 
 /** Config-file keys; the same names are the camelCase of the flags. */
@@ -88,6 +90,7 @@ const FILE_KEYS = [
   "sshMaxChannels",
   "sshForwardAny",
   "sshLoginGraceMs",
+  "previewUrl",
 ] as const;
 
 const CACHE_FILE_KEYS = ["push", "secretKeyFile", "substituters", "trustedPublicKeys"] as const;
@@ -115,6 +118,7 @@ export const SETTINGS: ReadonlyArray<{ flag: string; key: keyof Config | CacheKe
   { flag: "log-level", key: "logLevel", env: "HOTLINE_LOG_LEVEL", kind: "string" },
   { flag: "public-url", key: "publicUrl", env: "HOTLINE_PUBLIC_URL", kind: "string" },
   { flag: "allow-host", key: "allowedHosts", env: "HOTLINE_ALLOWED_HOSTS", kind: "list" },
+  { flag: "preview-url", key: "previewUrl", env: "HOTLINE_PREVIEW_URL", kind: "string" },
   { flag: "cache-push", key: "environmentCache.push", env: "HOTLINE_CACHE_PUSH", kind: "string" },
   { flag: "cache-secret-key-file", key: "environmentCache.secretKeyFile", env: "HOTLINE_CACHE_SECRET_KEY_FILE", kind: "string" },
   { flag: "cache-substituter", key: "environmentCache.substituters", env: "HOTLINE_CACHE_SUBSTITUTERS", kind: "list" },

@@ -30,6 +30,7 @@ import { trackRoute } from "./watchdog/work.js";
 import { startProcessJob } from "./actions/process-job.js";
 import { SshAccess } from "./ssh/access.js";
 import { startSsh } from "./ssh/start.js";
+import { createPreview } from "./preview/index.js";
 
 /** Parses daemon flags (`--port 0`, `--allow-origin X` …) from the SETTINGS table. */
 export function parseDaemonFlags(argv: string[]): Record<string, string | string[] | undefined> {
@@ -90,6 +91,12 @@ export async function runDaemon(argv: string[]): Promise<void> {
   const nix = await probeNix();
   const loopWatch = new LoopWatch(log);
   const prepare = createPrepare({ config, build, log, probe: nix });
+  const preview = createPreview({
+    previewUrl: config.previewUrl,
+    ownHosts: [...config.allowedHosts, ...(config.publicUrl ? [new URL(config.publicUrl).hostname] : [])],
+    tokens,
+    log,
+  });
   const services: Services = {
     config,
     jobs,
@@ -107,6 +114,8 @@ export async function runDaemon(argv: string[]): Promise<void> {
     links: new PageLinks(tokens, config.publicUrl, pageAssets),
     eventLoop: loopWatch,
     ssh: new SshAccess(tokens, config.publicSsh),
+    ports: preview.ports,
+    previews: preview.links,
   };
   const dispatcher = new Dispatcher(ACTIONS, Object.values(HANDLERS), services);
   let url = "";
@@ -123,9 +132,11 @@ export async function runDaemon(argv: string[]): Promise<void> {
     log,
     pages,
     httpRoutes: [mcp, pageRoute(pages, tokens, pageAssets)].map(trackRoute),
+    hostRoutes: preview.proxy,
   });
   url = await server.listen();
   services.links.listening(url);
+  preview.listening(url);
   const sshServer = await startSsh({
     config,
     tokens,
@@ -163,6 +174,7 @@ export async function runDaemon(argv: string[]): Promise<void> {
     // Each step on its own: one that fails must not keep the next (jobs, daemon.json) from running.
     for (const [what, step] of [
       ["mcp", () => mcp.close()],
+      ["preview", async () => preview.proxy.close()],
       ["server", () => server.close()],
       ["ssh", async () => sshServer?.close()],
       ["jobs", () => jobs.shutdown()],

@@ -26,6 +26,8 @@ import { FS_ACTIONS } from "./actions/files-fs.js";
 import { consoleOpen, terminalOpen } from "./actions/browser.js";
 import { jobsUnwatch, jobsWatch } from "./actions/jobs-watch.js";
 import { sshOpen } from "./actions/ssh.js";
+import { portsList, portsWait } from "./actions/ports.js";
+import { previewOpen } from "./actions/preview.js";
 
 export * from "./common.js";
 export * from "./errors.js";
@@ -78,6 +80,9 @@ export const ACTIONS = [
   jobsWatch,
   jobsUnwatch,
   sshOpen,
+  portsList,
+  portsWait,
+  previewOpen,
 ];
 
 /** One entry of ACTIONS, with its literal name and its own params and result schemas. */

@@ -89,6 +89,20 @@ const FORBIDDEN: Record<string, string[]> = {
     "daemon/web/",
     "daemon/main",
   ],
+  // Previews: the port table and the host-routed proxy, beside the server (it routes to them), never the actions.
+  "daemon/preview/": [
+    "daemon/actions/",
+    "daemon/dispatch/",
+    "daemon/server/",
+    "daemon/jobs/",
+    "daemon/runners/",
+    "daemon/nix/",
+    "daemon/workspace/",
+    "daemon/fs/",
+    "daemon/features/",
+    "daemon/web/",
+    "daemon/main",
+  ],
   // Process control is a leaf: node only, so every layer (runners, jobs, nix, workspace) may use it.
   "daemon/process/": [
     "protocol/",
@@ -127,6 +141,7 @@ const FORBIDDEN: Record<string, string[]> = {
     "daemon/util/",
     "daemon/process/",
     "daemon/web/",
+    "daemon/preview/",
     "bench/",
     "test/",
   ],

@@ -7,6 +7,8 @@ import type { LinkConnection } from "../client/link-connection.js";
 import { checkLink, decodeOutput, keepConnected, readLink, showLinkRefused } from "./link.js";
 
 const TAIL_BYTES = 64 * 1024;
+/** The listening ports are read again this often (they have no event of their own). */
+const PORTS_EVERY_MS = 3000;
 const jobs = new Map<string, JobStatus>();
 const rows = new Map<string, HTMLTableRowElement>();
 const list = document.getElementById("jobs")!;
@@ -123,6 +125,48 @@ async function copyOutput(): Promise<void> {
   }
 }
 
+/** The ports table: each listener, and for manage links a button that asks preview.open and shows the link. */
+async function showPorts(): Promise<void> {
+  const conn = state.conn;
+  if (!conn) return;
+  const { ports } = await conn.request("ports.list", {});
+  const body = document.getElementById("ports")!;
+  const seen = new Set<string>();
+  for (const p of ports) {
+    const key = `${p.port}/${p.address}`;
+    seen.add(key);
+    let row = body.querySelector<HTMLTableRowElement>(`tr[data-key="${key}"]`);
+    if (!row) {
+      row = document.createElement("tr");
+      row.dataset.key = key;
+      for (const text of [String(p.port), p.address, p.job ?? "", p.command ?? ""]) row.insertCell().textContent = text;
+      const action = row.insertCell();
+      if (state.scope === "manage") {
+        const button = document.createElement("button");
+        button.type = "button";
+        button.textContent = "preview";
+        button.addEventListener("click", () => void openPreview(p.port, action));
+        action.append(button);
+      }
+      body.append(row);
+    }
+  }
+  for (const row of [...body.querySelectorAll<HTMLTableRowElement>("tr")]) if (!seen.has(row.dataset.key ?? "")) row.remove();
+}
+
+async function openPreview(port: number, cell: HTMLTableCellElement): Promise<void> {
+  const opened = await state.conn?.request("preview.open", { port }).catch((err: Error) => say(`preview refused: ${err.message}`));
+  if (!opened) return;
+  if (!opened.available) return say(`no preview here: ${opened.reason}`);
+  const a = document.createElement("a");
+  a.href = opened.url;
+  a.target = "_blank";
+  a.rel = "noopener noreferrer";
+  a.textContent = "open preview";
+  a.title = `expires ${opened.expiresAt}`;
+  cell.replaceChildren(a);
+}
+
 /** One connection's work: the live job list, and the selected job's output again after a reconnect. */
 async function watch(conn: LinkConnection): Promise<void> {
   state.conn = conn;
@@ -141,6 +185,7 @@ async function watch(conn: LinkConnection): Promise<void> {
   for (const job of [...snapshot.jobs].reverse()) upsert(job);
   say(`${state.scope} link · live`);
   if (state.selected) void follow(state.selected, 0);
+  void showPorts().catch(() => {});
 }
 
 const link = readLink();
@@ -167,6 +212,7 @@ else {
     window.addEventListener("resize", () => fit.fit());
     // Durations of running jobs tick locally; the job list itself changes only on events.
     setInterval(() => jobs.forEach((job) => job.state === "running" && render(job)), 1000);
+    setInterval(() => void showPorts().catch(() => {}), PORTS_EVERY_MS);
     await keepConnected(link, "console", say, watch);
   })();
 }

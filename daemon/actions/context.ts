@@ -10,6 +10,8 @@ import type { Follower } from "../jobs/follow.js";
 import type { FileSession } from "../fs/session.js";
 import type { JobManager } from "../jobs/manager.js";
 import type { NixProbe } from "../system.js";
+import type { PortTable } from "../preview/ports.js";
+import type { PreviewLinks } from "../preview/links.js";
 import type { TokenStore } from "../tokens/store.js";
 import type { PageLinks } from "../web/links.js";
 import type { SshAccess } from "../ssh/access.js";
@@ -41,6 +43,10 @@ export interface Services {
   eventLoop: { report(): EventLoopReport };
   /** ssh.open and terminal.open's SSH fields: credentials for the SSH server, or why it is not there. */
   ssh: SshAccess;
+  /** ports.list and ports.wait: the sandbox's listening TCP ports. */
+  ports: PortTable;
+  /** preview.open: links to a port, served by the preview proxy. */
+  previews: PreviewLinks;
 }
 
 /** The per-connection state a handler can touch. */

@@ -48,6 +48,9 @@ import consoleOpen from "./console-open.js";
 import jobsWatch from "./jobs-watch.js";
 import jobsUnwatch from "./jobs-unwatch.js";
 import sshOpen from "./ssh-open.js";
+import portsList from "./ports-list.js";
+import portsWait from "./ports-wait.js";
+import previewOpen from "./preview-open.js";
 
 /**
  * Every handler, by the name of its action. The type makes an action without a handler (or a key
@@ -102,4 +105,7 @@ export const HANDLERS: Readonly<Record<ActionName, ActionEntry>> = {
   "jobs.watch": jobsWatch,
   "jobs.unwatch": jobsUnwatch,
   "ssh.open": sshOpen,
+  "ports.list": portsList,
+  "ports.wait": portsWait,
+  "preview.open": previewOpen,
 };

@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { Logger } from "pino";
@@ -29,6 +29,16 @@ export interface ServerOptions {
   pages?: PageAccess;
   /** Sockets not yet authorised, at most (see UnprovenSockets); from the open-file limit unless said. */
   maxUnproven?: number;
+  /** Requests and upgrades it claims (by Host: the previews) go to it before anything else of the daemon's. */
+  hostRoutes?: HostRoutes;
+}
+
+/** A separate space of hosts on the daemon's port (the previews), which never reaches the API. */
+export interface HostRoutes {
+  claims(req: IncomingMessage): boolean;
+  /** `admit` takes the socket out of the unproven budget once the request is authorised (see HttpRoute). */
+  request(req: IncomingMessage, res: ServerResponse, admit: () => void): void;
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, admit: () => void): void;
 }
 
 /**
@@ -87,7 +97,7 @@ export class HotlineServer {
     );
     this.http = createServer(
       { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: CHECK_INTERVAL_MS },
-      routeHttp(options.httpRoutes ?? [], options.log, this.unproven),
+      this.routeByHost(routeHttp(options.httpRoutes ?? [], options.log, this.unproven)),
     );
     this.http.on("connection", (socket) => this.unproven.add(socket));
     // Past listen, the server's errors are failed accepts (EMFILE, ENFILE): libuv drops that
@@ -102,6 +112,8 @@ export class HotlineServer {
     this.http.on("upgrade", (req, socket, head) => {
       socket.on("error", () => socket.destroy());
       try {
+        if (options.hostRoutes?.claims(req))
+          return options.hostRoutes.upgrade(req, socket, head, () => this.unproven.prove(socket as Socket));
         this.upgrade(req, socket, head);
       } catch (err) {
         // One failed upgrade costs that client its socket, never the daemon.
@@ -155,6 +167,20 @@ export class HotlineServer {
   }
 
   /** A warning of one kind at most every WARN_INTERVAL_MS: an overload must not flood the log too. */
+  /** Requests for a host the host routes claim (the previews) go to them; every other request to `routes`. */
+  private routeByHost(routes: (req: IncomingMessage, res: ServerResponse) => void): (req: IncomingMessage, res: ServerResponse) => void {
+    const hosts = this.options.hostRoutes;
+    if (!hosts) return routes;
+    return (req, res) => {
+      if (!hosts.claims(req)) return routes(req, res);
+      hosts.request(req, res, () => {
+        this.unproven.prove(req.socket);
+        // Idle between keep-alive requests, the socket has to prove itself again.
+        res.once("close", () => this.unproven.add(req.socket));
+      });
+    };
+  }
+
   private warn(kind: string, fields: object, message: string): void {
     const now = Date.now();
     if (now - (this.lastWarned.get(kind) ?? 0) < WARN_INTERVAL_MS) return;

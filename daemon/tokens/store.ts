@@ -75,6 +75,9 @@ const TOKEN_PREFIX: Record<TokenUse, string> = { api: "hl_", ssh: "hlssh_", prev
 
 const sha256 = (text: string): Buffer => createHash("sha256").update(text).digest();
 
+/** Tokens dropped from the file whose end is remembered (in memory) so a refusal can say why. */
+const REMEMBERED_ENDS = 1000;
+
 /**
  * Tokens live in files only: `<config>/token` is the `manage` token (created 0600 on first start);
  * tokens issued later are kept as SHA-256 hashes in `<config>/tokens.json`, with scope and expiry.
@@ -85,6 +88,8 @@ export class TokenStore {
   private byId = new Map<string, IssuedToken>();
   private readonly issuedPath: string;
   private readonly revokeListeners: Array<(id: string) => void> = [];
+  /** Hash → how a token dropped from the file ended, newest last, at most REMEMBERED_ENDS. */
+  private readonly ended = new Map<string, "revoked" | "expired">();
 
   constructor(
     configDir: string,
@@ -139,6 +144,14 @@ export class TokenStore {
     if (lineage === undefined) return `token ${id}'s issuer has been revoked`;
     if (lineage.expiresAt !== undefined && lineage.expiresAt <= now) return `token ${id}'s issuer has expired`;
     return undefined;
+  }
+
+  /**
+   * How a token that no longer holds ended, when this daemon dropped it: a preview link refused as
+   * `wrong` can then say "revoked" or "expired". Undefined for one it never issued (or forgot).
+   */
+  endedReason(token: string): "revoked" | "expired" | undefined {
+    return this.ended.get(sha256(token).toString("hex"));
   }
 
   /**
@@ -250,6 +263,7 @@ export class TokenStore {
     // Issued after their issuer, so one pass in file order finds every generation.
     for (const x of live) if (x.issuer !== undefined && gone.has(x.issuer)) gone.add(x.id);
     this.save(live.filter((x) => !gone.has(x.id)));
+    for (const x of live) if (gone.has(x.id)) this.remember(x.sha256, "revoked");
     for (const revoked of gone) for (const listener of this.revokeListeners) listener(revoked);
     return publicInfo(t);
   }
@@ -262,8 +276,16 @@ export class TokenStore {
   private live(now: number): IssuedToken[] {
     return this.issued.filter((t) => {
       const lineage = this.lineage(t);
-      return lineage !== undefined && (lineage.expiresAt === undefined || lineage.expiresAt > now);
+      const holds = lineage !== undefined && (lineage.expiresAt === undefined || lineage.expiresAt > now);
+      if (!holds) this.remember(t.sha256, lineage === undefined ? "revoked" : "expired");
+      return holds;
     });
+  }
+
+  private remember(hash: string, how: "revoked" | "expired"): void {
+    this.ended.delete(hash);
+    this.ended.set(hash, how);
+    if (this.ended.size > REMEMBERED_ENDS) this.ended.delete(this.ended.keys().next().value!);
   }
 
   // Expired and revoked tokens are dropped whenever the file is written, so it stays small.

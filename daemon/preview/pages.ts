@@ -1,0 +1,122 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Duplex } from "node:stream";
+import type { RefusalReason } from "./access.js";
+
+/** What the daemon itself answers on a preview host instead of the app. */
+export interface PreviewPage {
+  status: 401 | 403 | 502 | 503;
+  code: "unauthorized" | "forbidden" | "unavailable" | "limit_exceeded";
+  title: string;
+  message: string;
+  details: Record<string, unknown>;
+  /** Seconds after which the page reloads itself (the waiting page: the app appears once it listens). */
+  reload?: number;
+}
+
+// The daemon's own pages on a preview host: no script, nothing loaded, not cached. They may be
+// framed, like the app they stand in for (a preview inside another site's iframe shows them).
+const PAGE_HEADERS = {
+  "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'",
+  "X-Content-Type-Options": "nosniff",
+  "Referrer-Policy": "no-referrer",
+  "Cache-Control": "no-store",
+};
+
+const STATUS_TEXT: Record<PreviewPage["status"], string> = {
+  401: "Unauthorized",
+  403: "Forbidden",
+  502: "Bad Gateway",
+  503: "Service Unavailable",
+};
+
+const NEW_LINK = (port: number): string =>
+  `ask for a new link: the preview.open action with {"port": ${port}}, or \`hotline preview ${port}\` in the sandbox`;
+
+/** The page for a refused token, saying why and how to get a new link. */
+export function refusedPage(port: number, reason: RefusalReason, tokenPort?: number): PreviewPage {
+  const why: Record<RefusalReason, string> = {
+    none: "this address carries no preview token (open the link preview.open gave, not the bare address)",
+    wrong: "this preview token is not valid (altered, not a preview token, or from a daemon that restarted since)",
+    expired: "this preview link has expired",
+    revoked: "this preview link has been revoked (tokens.revoke)",
+    port: `this preview link opens port ${tokenPort} only, not port ${port}`,
+  };
+  return {
+    status: reason === "port" ? 403 : 401,
+    code: reason === "port" ? "forbidden" : "unauthorized",
+    title: "Preview link refused",
+    message: `${why[reason]}; ${NEW_LINK(port)}`,
+    details: { port, reason, ...(tokenPort !== undefined ? { tokenPort } : {}) },
+  };
+}
+
+/** The page while nothing listens on the port: it reloads itself until the app answers. */
+export function waitingPage(port: number): PreviewPage {
+  return {
+    status: 502,
+    code: "unavailable",
+    title: `Waiting for port ${port}`,
+    message: `nothing listens on port ${port} in the sandbox yet; this page reloads itself until something does`,
+    details: { port, reason: "not_listening" },
+    reload: 1,
+  };
+}
+
+/** Over a preview budget (requests or WebSockets at once). */
+export function busyPage(port: number, what: string, limit: number): PreviewPage {
+  return {
+    status: 503,
+    code: "limit_exceeded",
+    title: "Preview busy",
+    message: `the daemon already proxies ${limit} ${what} to previews; retry when some have finished`,
+    details: { port, limit },
+  };
+}
+
+/** The app accepted the connection and then failed it (reset, closed) before answering. */
+export function failedPage(port: number, why: string): PreviewPage {
+  return {
+    status: 502,
+    code: "unavailable",
+    title: `Port ${port} did not answer`,
+    message: `the server on port ${port} closed the connection without an answer (${why})`,
+    details: { port, reason: "upstream_failed" },
+  };
+}
+
+const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+function wantsHtml(req: IncomingMessage): boolean {
+  return /\btext\/html\b/.test(req.headers.accept ?? "");
+}
+
+function render(req: IncomingMessage, page: PreviewPage): { type: string; body: string } {
+  if (!wantsHtml(req))
+    return {
+      type: "application/json",
+      body: JSON.stringify({ ok: false, error: { code: page.code, message: page.message, details: page.details } }),
+    };
+  const refresh = page.reload ? `<meta http-equiv="refresh" content="${page.reload}">` : "";
+  const body = `<!doctype html><html><head><meta charset="utf-8">${refresh}<title>${escapeHtml(page.title)}</title>
+<style>body{font:16px/1.5 system-ui,sans-serif;margin:3em auto;max-width:40em;padding:0 1em;color:#222}code{background:#eee;padding:0 .2em}</style>
+</head><body><h1>${escapeHtml(page.title)}</h1><p>${escapeHtml(page.message)}</p><p><small>hotline preview</small></p></body></html>\n`;
+  return { type: "text/html; charset=utf-8", body };
+}
+
+/** Answers a preview request with one of the daemon's own pages (HTML for browsers, JSON otherwise). */
+export function sendPage(req: IncomingMessage, res: ServerResponse, page: PreviewPage): void {
+  if (res.headersSent) return void res.destroy();
+  const { type, body } = render(req, page);
+  const headers: Record<string, string | number> = { ...PAGE_HEADERS, "Content-Type": type, "Content-Length": Buffer.byteLength(body) };
+  if (page.reload) headers["Retry-After"] = page.reload;
+  res.writeHead(page.status, headers);
+  res.end(req.method === "HEAD" ? undefined : body);
+}
+
+/** The same page as a raw HTTP response on an upgrade's socket, which is then closed. */
+export function refuseUpgrade(socket: Duplex, page: PreviewPage): void {
+  const body = JSON.stringify({ ok: false, error: { code: page.code, message: page.message, details: page.details } });
+  socket.end(
+    `HTTP/1.1 ${page.status} ${STATUS_TEXT[page.status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
