@@ -21,6 +21,8 @@ export interface PublishOptions {
   ifMatch?: string;
   /** Create missing parent directories. */
   parents?: boolean;
+  /** The data's SHA-256 when the caller already has it (hashing 16 MiB on the event loop costs ~40 ms). */
+  sha256?: string;
 }
 
 export interface Published {
@@ -132,7 +134,7 @@ export async function writeAtomic(target: string, data: Buffer, options: Publish
     } finally {
       await handle.close();
     }
-    return await publish(temp, target, sha256Hex(data), options);
+    return await publish(temp, target, options.sha256 ?? sha256Hex(data), options);
   } catch (err) {
     await rm(temp, { force: true });
     throw fsError(err, target);
