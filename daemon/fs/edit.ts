@@ -48,6 +48,7 @@ export async function editFile(
   const published = await writeAtomic(real, Buffer.from(outcome.bytes.buffer, outcome.bytes.byteOffset, outcome.bytes.byteLength), {
     ifMatch: outcome.current,
     sha256: outcome.sha256,
+    signal: context.signal,
   });
   return { ...published, replacements: outcome.replacements };
 }

@@ -116,7 +116,7 @@ export async function manyFiles(dir: string, count: number): Promise<void> {
 }
 
 /** Like scratch, on tmpfs (/dev/shm) when it has room: creating 100,000s of files on a loaded disk takes minutes. */
-export function bigScratch(prefix = "hotline-fs-big-"): string {
+export function bigScratch(prefix = "hotline-fs-big-", cleanup: (fn: () => void) => void = onTestFinished): string {
   let base = tmpdir();
   try {
     const fs = statfsSync("/dev/shm");
@@ -125,6 +125,6 @@ export function bigScratch(prefix = "hotline-fs-big-"): string {
     // no /dev/shm: the temporary directory
   }
   const dir = mkdtempSync(join(base, prefix));
-  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  cleanup(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
 }
