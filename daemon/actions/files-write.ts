@@ -36,7 +36,7 @@ export default entry(filesWrite, async (params, { services, connection }) => {
   if ((params.offset ?? 0) !== 0)
     throw new ActionError("invalid_request", `offset ${params.offset} without upload: the first chunk starts at 0`, { path: "/offset" });
   const real = await resolveWriteTarget(await policyFor(services.config), params.path);
-  const options = { mode: parseMode(params.mode), ifMatch: params.ifMatch, parents: params.parents };
+  const options = { mode: parseMode(params.mode), ifMatch: params.ifMatch, parents: params.parents, signal: session.signal };
   if (final) return { ...(await writeAtomic(real, data, options)), done: true, received: data.length };
   if (session.uploads.size >= MAX_UPLOADS_PER_CONNECTION) {
     throw new ActionError(

@@ -1,6 +1,7 @@
 import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
-import { lstat, realpath } from "node:fs/promises";
+import type { Stats } from "node:fs";
+import { lstat, opendir, realpath, stat } from "node:fs/promises";
 import { ActionError } from "../../protocol/errors.js";
 import { fsError, isMissing } from "./errors.js";
 
@@ -14,6 +15,8 @@ export interface FsPolicy {
   refused: readonly string[];
   /** Real and lexical paths that files.remove and files.move refuse to take away. */
   roots: readonly string[];
+  /** Devices the refused directories are on (a hard link to a file in them can only be on one of these). */
+  refusedDevices: readonly number[];
 }
 
 export interface PolicySettings {
@@ -39,7 +42,53 @@ async function buildPolicy(s: PolicySettings): Promise<FsPolicy> {
   const refused = await Promise.all([s.configDir, s.stateDir, s.cacheDir].map((d) => realpathLoose(resolve(d))));
   const rootsLexical = ["/", homedir(), s.workspaceRoot].map((d) => resolve(d));
   const roots = [...new Set([...rootsLexical, ...(await Promise.all(rootsLexical.map(realpathLoose)))])];
-  return { refused: [...new Set(refused)], roots };
+  const devices = await Promise.all(
+    refused.map((d) =>
+      stat(d).then(
+        (st) => st.dev,
+        () => undefined,
+      ),
+    ),
+  );
+  return { refused: [...new Set(refused)], roots, refusedDevices: [...new Set(devices.filter((d) => d !== undefined))] };
+}
+
+/** Entries looked at when searching the refused directories for a hard link's other name. */
+const MAX_GUARDED_ENTRIES = 20_000;
+
+/**
+ * Refuses a file that is another name (a hard link) of a file in the daemon's own directories,
+ * e.g. a link to the token planted elsewhere: paths cannot tell, so the device and inode are
+ * compared. Only files with more than one link on a refused directory's device are looked up.
+ */
+export async function assertNotGuardedInode(policy: FsPolicy, st: Stats, path: string, field = "/path"): Promise<void> {
+  if (st.nlink < 2 || !st.isFile() || !policy.refusedDevices.includes(st.dev)) return;
+  const hit = await findInode(policy.refused, st.dev, st.ino);
+  if (hit)
+    throw new ActionError("forbidden", `${path} is a hard link to ${hit}, in the daemon's own directories; file actions never read it`, {
+      path: field,
+    });
+}
+
+/** The path of a file with this device and inode inside `dirs`, walked breadth first and bounded. */
+async function findInode(dirs: readonly string[], dev: number, ino: number): Promise<string | undefined> {
+  const queue = [...dirs];
+  let seen = 0;
+  while (queue.length > 0) {
+    const dir = queue.shift()!;
+    const handle = await opendir(dir, { bufferSize: 256 }).catch(() => undefined);
+    if (!handle) continue;
+    for await (const d of handle) {
+      if (++seen > MAX_GUARDED_ENTRIES) return undefined;
+      const path = join(dir, d.name);
+      if (d.isDirectory()) queue.push(path);
+      else if (d.isFile()) {
+        const st = await lstat(path).catch(() => undefined);
+        if (st && st.ino === ino && st.dev === dev) return path;
+      }
+    }
+  }
+  return undefined;
 }
 
 /** Whether `path` is `dir` itself or inside it. */
@@ -104,12 +153,62 @@ export async function resolveEntry(policy: FsPolicy, path: string, field = "/pat
 }
 
 /**
- * Where a write or edit lands. A symbolic link is written through only when its target lies in
- * the directory the caller named (or below it); a link pointing elsewhere is refused, so a
- * planted link can never redirect a write outside the directory the agent meant.
+ * The real path of directory `lexical` for a write: a symbolic link on the way is followed only
+ * when its target lies in the directory holding the link (or below), the rule a link in the last
+ * position follows too; a missing rest is appended as written (files.write's parents: true).
+ */
+async function resolveWriteDir(lexical: string, path: string, field: string): Promise<string> {
+  const names = lexical.split("/").filter(Boolean);
+  let real = "/";
+  for (let i = 0; i < names.length; i++) {
+    const next = join(real, names[i]!);
+    let st: Stats;
+    try {
+      st = await lstat(next);
+    } catch (err) {
+      if (isMissing(err)) return join(next, ...names.slice(i + 1));
+      throw fsError(err, path, field);
+    }
+    real = st.isSymbolicLink() ? await containedTarget(next, real, path, field) : next;
+  }
+  return real;
+}
+
+/** The real target of link `link` in directory `dir`, refused unless it lies below `dir`. */
+async function containedTarget(link: string, dir: string, path: string, field: string, onTheWay = true): Promise<string> {
+  let target: string;
+  try {
+    target = await realpath(link);
+  } catch (err) {
+    throw new ActionError(
+      "invalid_request",
+      `${onTheWay ? `${link} (on the way to ${path})` : path} is a symbolic link whose target does not exist; write the target itself or remove the link first`,
+      { path: field, cause: err },
+    );
+  }
+  if (!within(target, dir) || target === dir) {
+    const what = onTheWay ? `${link} (on the way to ${path})` : path;
+    throw new ActionError(
+      "invalid_request",
+      `${what} is a symbolic link to ${target}, outside ${dir}; write to ${target} itself, or files.remove the link first`,
+      { path: field },
+    );
+  }
+  return target;
+}
+
+/**
+ * Where a write or edit lands. A symbolic link — the file itself or a directory on the way — is
+ * written through only when its target lies in the directory holding it (or below); a link
+ * pointing elsewhere is refused, so a planted link can never redirect a write outside the
+ * directory the agent meant.
  */
 export async function resolveWriteTarget(policy: FsPolicy, path: string, field = "/path"): Promise<string> {
-  const entry = await resolveEntry(policy, path, field);
+  const lexical = resolve(path);
+  if (lexical === "/") throw new ActionError("invalid_request", "/ is a directory", { path: field });
+  const dir = await resolveWriteDir(dirname(lexical), path, field);
+  const entry = join(dir, basename(lexical));
+  assertAllowed(policy, entry, field);
   let isLink = false;
   try {
     isLink = (await lstat(entry)).isSymbolicLink();
@@ -117,24 +216,7 @@ export async function resolveWriteTarget(policy: FsPolicy, path: string, field =
     if (!isMissing(err)) throw fsError(err, path, field);
   }
   if (!isLink) return entry;
-  let target: string;
-  try {
-    target = await realpath(entry);
-  } catch (err) {
-    throw new ActionError(
-      "invalid_request",
-      `${path} is a symbolic link whose target does not exist; write the target itself or remove the link first`,
-      { path: field, cause: err },
-    );
-  }
-  const dir = dirname(entry);
-  if (!within(target, dir) || target === dir) {
-    throw new ActionError(
-      "invalid_request",
-      `${path} is a symbolic link to ${target}, outside ${dir}; write to ${target} itself, or files.remove the link first`,
-      { path: field },
-    );
-  }
+  const target = await containedTarget(entry, dir, path, field, false);
   assertAllowed(policy, target, field);
   return target;
 }

@@ -1,19 +1,24 @@
 import { isUtf8 } from "node:buffer";
+import type { Stats } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import type { Encoding } from "../../protocol/common.js";
 import { ActionError } from "../../protocol/errors.js";
 import type { FilesDataHeader } from "../../protocol/events.js";
 import { completeUtf8Length } from "../jobs/utf8.js";
 import { openRegularFile } from "../util/regular-file.js";
-import { BackgroundHashes } from "./hash.js";
+import type { BackgroundHashes } from "./hash.js";
 
 export const DEFAULT_READ_LIMIT = 1024 * 1024;
+/** Files up to this size get their SHA-256 on the last reply unasked (hashing them takes well under a second). */
+export const AUTO_HASH_MAX_BYTES = 64 * 1024 * 1024;
 
 export interface ReadRequest {
   offset?: number;
   limit?: number;
   encoding?: Encoding;
   binary?: boolean;
+  /** true: the whole file's SHA-256 on the reply reaching the end, whatever the size; false: never. */
+  sha256?: boolean;
 }
 
 export interface ReadSlice {
@@ -27,7 +32,6 @@ export interface ReadSlice {
   sha256?: string;
 }
 
-const hashes = new BackgroundHashes();
 const reopen = async (path: string) => (await openRegularFile(path)).handle;
 
 /** Reads up to `want` bytes at `offset` into a new buffer, after `start` bytes left free for a frame header. */
@@ -68,13 +72,21 @@ function encodeSlice(
 
 /**
  * Reads one slice of a regular file (never a FIFO or device: openRegularFile refuses them before
- * opening). The reply that reaches the end carries the whole file's SHA-256 (started in the
- * background by the first slice). With `binary`, the bytes are read straight into the frame
- * that carries them (`frame`, for the caller to send after the reply) and `data` is empty.
+ * opening). The reply that reaches the end carries the whole file's SHA-256 when the file is
+ * small or the request asks (started in the background by an earlier slice; `hashes` is the
+ * connection's, so its end stops them). `check` may refuse the opened file. With `binary`, the
+ * bytes are read straight into the frame that carries them (`frame`, for the caller to send
+ * after the reply) and `data` is empty.
  */
-export async function readSlice(real: string, request: ReadRequest): Promise<ReadSlice & { frame?: Buffer }> {
+export async function readSlice(
+  real: string,
+  request: ReadRequest,
+  hashes: BackgroundHashes,
+  check: (st: Stats) => Promise<void>,
+): Promise<ReadSlice & { frame?: Buffer }> {
   const { handle, stats } = await openRegularFile(real);
   try {
+    await check(stats);
     const offset = Math.min(request.offset ?? 0, stats.size);
     const want = Math.min(request.limit ?? DEFAULT_READ_LIMIT, stats.size - offset);
     const header = request.binary
@@ -92,8 +104,9 @@ export async function readSlice(real: string, request: ReadRequest): Promise<Rea
     } else encoded = encodeSlice(buffer.subarray(0, got), request.encoding, offset + got < stats.size, real, offset);
     const next = offset + encoded.length;
     const eof = next >= stats.size;
-    if (!eof) hashes.start(real, stats, reopen);
-    const sha256 = eof ? await hashes.digest(stats, handle) : undefined;
+    const hashed = request.sha256 ?? stats.size <= AUTO_HASH_MAX_BYTES;
+    if (!eof && hashed) hashes.start(real, stats, reopen);
+    const sha256 = eof && hashed ? await hashes.digest(stats, handle) : undefined;
     return {
       data: encoded.data,
       encoding: encoded.encoding,
@@ -102,7 +115,7 @@ export async function readSlice(real: string, request: ReadRequest): Promise<Rea
       offset,
       next,
       eof,
-      ...(eof ? { sha256 } : {}),
+      ...(sha256 ? { sha256 } : {}),
       ...(frame ? { frame } : {}),
     };
   } finally {

@@ -4,7 +4,7 @@ import type { Static } from "@sinclair/typebox";
 import type { SearchMatch } from "../../protocol/actions/files-fs.js";
 import { ActionError } from "../../protocol/errors.js";
 import { streamGit } from "../runners/git-stream.js";
-import { isRefused, type FsPolicy } from "./policy.js";
+import { assertNotGuardedInode, isRefused, type FsPolicy } from "./policy.js";
 
 export const DEFAULT_MAX_RESULTS = 100;
 /** A search stops after this long and returns what it found, with timedOut: true. */
@@ -62,7 +62,29 @@ export async function search(
     const reason = result.stderr.trim().split("\n").slice(-2).join(" ") || `exit ${result.exitCode}`;
     throw new ActionError("invalid_request", `git grep refused the search: ${reason}`, { path: options.regex ? "/pattern" : "/path" });
   }
-  return { matches, more: result.stopped !== undefined, timedOut: result.stopped === "timeout" };
+  return { matches: await withoutGuarded(policy, matches), more: result.stopped !== undefined, timedOut: result.stopped === "timeout" };
+}
+
+/** Drops matches in files that are hard links to the daemon's own files (git grep reads them by another name). */
+async function withoutGuarded(policy: FsPolicy, matches: Match[]): Promise<Match[]> {
+  const paths = [...new Set(matches.map((m) => m.path))];
+  const refused = new Set<string>();
+  for (let i = 0; i < paths.length; i += 8) {
+    await Promise.all(
+      paths.slice(i, i + 8).map(async (path) => {
+        const st = await lstat(path).catch(() => undefined);
+        if (
+          st &&
+          (await assertNotGuardedInode(policy, st, path).then(
+            () => false,
+            () => true,
+          ))
+        )
+          refused.add(path);
+      }),
+    );
+  }
+  return refused.size === 0 ? matches : matches.filter((m) => !refused.has(m.path));
 }
 
 /**

@@ -1,4 +1,5 @@
 import { ActionError } from "../../protocol/errors.js";
+import { BackgroundHashes } from "./hash.js";
 import type { Upload } from "./uploads.js";
 
 /** Anything a connection holds open that must end with it. */
@@ -7,12 +8,17 @@ export interface Closable {
 }
 
 /**
- * The file-action state of one connection: its chunked uploads and its watches. Both end when
- * the connection closes (uploads' temporary files are removed; watchers stop).
+ * The file-action state of one connection: its chunked uploads, its watches, and the hashes its
+ * reads started. All end when the connection closes (uploads' temporary files are removed;
+ * watchers and hashing stop), and so does any work a request of it is doing (`signal`).
  */
 export class FileSession {
   readonly uploads = new Map<string, Upload>();
   readonly watches = new Map<string, Closable>();
+  private readonly ended = new AbortController();
+  /** Aborted when the connection closes: long file work (walks, removals, hashes, edits) stops. */
+  readonly signal: AbortSignal = this.ended.signal;
+  readonly hashes = new BackgroundHashes(this.signal);
   private closed = false;
 
   /**
@@ -31,6 +37,7 @@ export class FileSession {
 
   close(): void {
     this.closed = true;
+    this.ended.abort();
     for (const upload of [...this.uploads.values()]) void upload.abandon().catch(() => undefined);
     for (const watch of [...this.watches.values()]) watch.close();
     this.uploads.clear();

@@ -38,7 +38,7 @@ export class Upload {
   }
 
   static async start(requested: string, target: string, options: PublishOptions, onEnd: (upload: Upload) => void): Promise<Upload> {
-    await checkIfMatch(target, options.ifMatch);
+    await checkIfMatch(target, options.ifMatch, options.signal);
     const { temp, handle } = await openTemp(target, options.parents);
     return new Upload(requested, target, temp, handle, options, onEnd);
   }

@@ -1,9 +1,10 @@
 import { watch as fsWatch, type FSWatcher } from "node:fs";
-import { lstat, readdir } from "node:fs/promises";
+import { lstat, readdir, readFile } from "node:fs/promises";
 import { randomBytes } from "node:crypto";
 import { basename, dirname, join } from "node:path";
 import type { FsChangeEvent } from "../../protocol/events.js";
 import { ActionError } from "../../protocol/errors.js";
+import { fsError } from "./errors.js";
 import { isRefused, type FsPolicy } from "./policy.js";
 
 /** Watches one connection may hold. */
@@ -21,6 +22,36 @@ export interface WatchSink {
 }
 
 type Kind = FsChangeEvent["kind"];
+
+/**
+ * The share of the user's inotify watches (fs.inotify.max_user_watches, shared by every process
+ * of the user) that all watches of this daemon together may hold, so jobs keep the rest.
+ */
+export const WATCH_SHARE = 1 / 4;
+/** Placed when /proc does not say: a quarter of the kernel's old default (8,192). */
+const FALLBACK_BUDGET = 2048;
+/** Directories placed per event-loop turn when a watch starts (one fs.watch is tens of µs). */
+const PLACE_SLICE = 256;
+
+let budget: number | undefined;
+async function watchBudget(): Promise<number> {
+  if (budget === undefined) {
+    const max = Number((await readFile("/proc/sys/fs/inotify/max_user_watches", "utf8").catch(() => "")).trim());
+    budget = Number.isSafeInteger(max) && max > 0 ? Math.floor(max * WATCH_SHARE) : FALLBACK_BUDGET;
+  }
+  return budget;
+}
+
+/** Directories watched by any Watch of this daemon → how many hold it (libuv shares one inotify watch per directory). */
+const held = new Map<string, number>();
+function hold(path: string): void {
+  held.set(path, (held.get(path) ?? 0) + 1);
+}
+function release(path: string): void {
+  const n = (held.get(path) ?? 1) - 1;
+  if (n === 0) held.delete(path);
+  else held.set(path, n);
+}
 
 /**
  * A watch on a file or a directory tree. Each directory gets its own non-recursive fs.watch
@@ -46,23 +77,47 @@ export class Watch {
     private readonly sink: WatchSink,
   ) {}
 
+  /**
+   * Starts a watch, placing every directory or none: a tree that would take the daemon past its
+   * share of the user's inotify watches, or that the kernel refuses (ENOSPC), is `limit_exceeded`
+   * with whatever was placed removed again — never a watch that silently misses directories.
+   */
   static async start(policy: FsPolicy, root: string, recursive: boolean, sink: WatchSink): Promise<Watch> {
     const w = new Watch(root, recursive, policy, sink);
     const isDir = (await lstat(root)).isDirectory();
+    let dirs: string[];
     if (isDir && recursive) {
-      const dirs = await w.collectDirs(root, MAX_DIRS_PER_WATCH);
-      if (dirs === undefined) {
+      const found = await w.collectDirs(root, MAX_DIRS_PER_WATCH);
+      if (found === undefined) {
         throw new ActionError(
           "limit_exceeded",
           `${root} holds more than ${MAX_DIRS_PER_WATCH} directories; watch a smaller tree or without recursive`,
           { path: "/path" },
         );
       }
-      for (const dir of dirs) w.add(dir);
-    } else if (isDir) w.add(root);
+      dirs = found;
+    } else if (isDir) dirs = [root];
     else {
       w.only = basename(root);
-      w.add(dirname(root));
+      dirs = [dirname(root)];
+    }
+    const cap = await watchBudget();
+    const adding = dirs.filter((d) => !held.has(d)).length;
+    if (held.size + adding > cap) {
+      throw new ActionError(
+        "limit_exceeded",
+        `watching ${root} needs ${adding} more inotify watches; this daemon holds ${held.size} of the ${cap} it may (a quarter of the user's fs.inotify.max_user_watches); files.unwatch something or watch a smaller tree`,
+        { path: "/path", details: { needed: adding, held: held.size, budget: cap } },
+      );
+    }
+    try {
+      for (let i = 0; i < dirs.length; i++) {
+        if (i > 0 && i % PLACE_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
+        w.add(dirs[i]!, true);
+      }
+    } catch (err) {
+      w.close();
+      throw err;
     }
     return w;
   }
@@ -71,7 +126,10 @@ export class Watch {
     if (this.closed) return;
     this.closed = true;
     clearTimeout(this.timer);
-    for (const watcher of this.watchers.values()) watcher.close();
+    for (const [path, watcher] of this.watchers) {
+      watcher.close();
+      release(path);
+    }
     this.watchers.clear();
     this.pending.clear();
   }
@@ -92,24 +150,39 @@ export class Watch {
     return dirs;
   }
 
-  private add(path: string): void {
+  /**
+   * Watches one directory. Placing a new one while the daemon is at its share, or when the
+   * kernel refuses, throws `limit_exceeded` at start (`strict`) and is an overflow later.
+   */
+  private add(path: string, strict = false): void {
     if (this.closed || this.watchers.has(path)) return;
-    if (this.watchers.size >= MAX_DIRS_PER_WATCH) return void this.note(this.root, true, true);
+    const full = this.watchers.size >= MAX_DIRS_PER_WATCH || (!held.has(path) && held.size >= (budget ?? FALLBACK_BUDGET));
+    if (full && !strict) return void this.note(this.root, true, true);
     let watcher: FSWatcher;
     try {
+      if (full) throw Object.assign(new Error("watch budget reached"), { code: "ENOSPC" });
       watcher = fsWatch(path, { persistent: false }, (type, name) => {
         if (this.only !== undefined && name?.toString() !== this.only) return;
         this.note(name ? join(path, name.toString()) : path, type === "rename");
       });
-    } catch {
-      return; // gone before we got to it: its removal is reported by its parent
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === "ENOENT" || code === "ENOTDIR") return; // gone before we got to it: its removal is reported by its parent
+      if (!strict) return void this.note(this.root, true, true);
+      if (code !== "ENOSPC" && code !== "EMFILE") throw fsError(err, path);
+      throw new ActionError(
+        "limit_exceeded",
+        `no inotify watch left for ${path} (fs.inotify.max_user_watches is shared by all the user's processes); files.unwatch something or watch a smaller tree`,
+        { path: "/path" },
+      );
     }
     watcher.on("error", () => {
       watcher.close();
-      this.watchers.delete(path);
+      if (this.watchers.delete(path)) release(path);
       this.note(path, true);
     });
     this.watchers.set(path, watcher);
+    hold(path);
   }
 
   private note(path: string, renamed: boolean, overflow = false): void {
@@ -151,6 +224,6 @@ export class Watch {
   private drop(dir: string): void {
     if (dir === this.root || this.only !== undefined) return; // the root's own watcher ends with an error event, reported above
     this.watchers.get(dir)?.close();
-    this.watchers.delete(dir);
+    if (this.watchers.delete(dir)) release(dir);
   }
 }

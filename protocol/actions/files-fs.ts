@@ -48,7 +48,7 @@ export const filesRead = defineAction({
   name: "files.read",
   scope: "manage",
   summary:
-    "Bytes of a regular file from an offset (at most 4 MiB a reply), with size, mtime, and the whole file's SHA-256 on the reply that reaches the end.",
+    "Bytes of a regular file from an offset (at most 4 MiB a reply), with size, mtime, and the whole file's SHA-256 on the reply that reaches the end (files over 64 MiB: when asked).",
   params: Type.Object(
     {
       path: AbsolutePath,
@@ -56,6 +56,9 @@ export const filesRead = defineAction({
       limit: Type.Optional(Type.Integer({ minimum: 1, maximum: FILE_READ_MAX_LIMIT })),
       encoding: Type.Optional(Encoding),
       binary: Type.Optional(Type.Boolean({ description: "send the bytes raw in a binary frame right after the reply" })),
+      sha256: Type.Optional(
+        Type.Boolean({ description: "the whole file's SHA-256 on the reply reaching the end: true whatever the size, false never" }),
+      ),
     },
     { additionalProperties: false },
   ),

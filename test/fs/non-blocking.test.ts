@@ -2,24 +2,10 @@ import { execFileSync } from "node:child_process";
 import { closeSync, openSync, ftruncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { useDaemon, type TestClient } from "../helpers/daemon.js";
-import { scratch } from "./helpers.js";
+import { useDaemon } from "../helpers/daemon.js";
+import { infoLatencies, scratch } from "./helpers.js";
 
 const GIB4 = 4 * 1024 ** 3;
-
-/** Sends state.info every few ms until `done` settles; resolves with the round trips in ms, sorted. */
-async function infoLatencies(client: TestClient, done: Promise<unknown>): Promise<number[]> {
-  let finished = false;
-  void done.finally(() => (finished = true));
-  const samples: number[] = [];
-  while (!finished || samples.length < 20) {
-    const t = performance.now();
-    await client.ok("state.info");
-    samples.push(performance.now() - t);
-    await new Promise((resolve) => setTimeout(resolve, 5)); // pacing, so the observer does not itself load the daemon
-  }
-  return samples.sort((a, b) => a - b);
-}
 
 describe("files.* never block the daemon", () => {
   const ctx = useDaemon();
