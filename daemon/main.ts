@@ -63,6 +63,11 @@ export async function runDaemon(argv: string[]): Promise<void> {
   mkdirSync(config.cacheDir, { recursive: true, mode: 0o700 });
   const log = createLogger(config.logLevel);
   keepServingOnUncaughtErrors(log);
+  if (locked.squatted)
+    log.warn(
+      { stateDir: config.stateDir },
+      "the instance lock's socket name was held by a process that could not prove it is this state directory's daemon (another user?); the lock moved to a new name",
+    );
   const missingFlags = missingNodeFlags();
   if (missingFlags.length)
     log.info(
