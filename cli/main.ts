@@ -6,6 +6,7 @@ import { CliClient } from "./client.js";
 import { COMMANDS, type CommandContext } from "./commands.js";
 import { daemonHelp } from "./daemon-help.js";
 import { DaemonGone, EXIT, NoDaemon } from "./exit-codes.js";
+import { displayText } from "./display.js";
 import { cliErrorText } from "./flag-names.js";
 
 const USAGE = `hotline — the in-sandbox agent daemon and its CLI
@@ -153,7 +154,7 @@ main(process.argv.slice(2)).then(
   (err: unknown) => {
     // A HotlineError that reaches here is the daemon's reply: CliClient turns unreachable daemons into NoDaemon.
     const text = err instanceof HotlineError ? cliErrorText(err) : (err as Error).message;
-    process.stderr.write(`hotline: ${text}\n`);
+    process.stderr.write(`hotline: ${displayText(text)}\n`);
     process.exitCode =
       err instanceof HotlineError
         ? EXIT.requestFailed

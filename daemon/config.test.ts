@@ -83,7 +83,68 @@ describe("config precedence: flag > env > user file > system file > default", ()
 
   it("an unknown key in the nested cache section is refused, naming it and the known keys", () => {
     expect(() => loadConfig({}, setup({ system: { environmentCache: { pushTo: PUSH.system } } }))).toThrow(
-      /environmentCache: unknown key "pushTo"; known keys: push, secretKeyFile/,
+      /environmentCache: unknown key "pushTo" \(did you mean "push"\?\); known keys: push, secretKeyFile/,
     );
+  });
+});
+
+describe("every value is checked against its SETTINGS row, naming the key and where it came from", () => {
+  const file = (user: object) => {
+    const env = setup({ user });
+    return { env, path: join(env.HOTLINE_CONFIG_DIR, "config.json") };
+  };
+  const refused: Array<[string, object, string]> = [
+    ["a number given as text", { outputCapBytes: "x" }, 'outputCapBytes: expected a whole number at least 16384, got "x"'],
+    [
+      "a number given as text (frame limit)",
+      { maxPayloadBytes: "abc" },
+      'maxPayloadBytes: expected a whole number from 1024 to 1073741824, got "abc"',
+    ],
+    ["a number below its range", { heartbeatMs: 0 }, "heartbeatMs: expected a whole number from 100 to 3600000, got 0"],
+    ["a number above its range", { port: 70000 }, "port: expected a whole number from 0 to 65535, got 70000"],
+    ["a fraction where a whole number is meant", { retainJobs: 2.5 }, "retainJobs: expected a whole number at least 0, got 2.5"],
+    ["a negative number", { outputBudgetBytes: -1 }, "outputBudgetBytes: expected a whole number at least 0, got -1"],
+    ["null", { maxConnections: null }, "maxConnections: expected a whole number from 1 to 100000, got null"],
+    ["a string given as a number", { host: 127 }, "host: expected a non-empty string, got 127"],
+    [
+      "a string outside its choices",
+      { logLevel: "verbose" },
+      'logLevel: expected one of fatal, error, warn, info, debug, trace, silent, got "verbose"',
+    ],
+    [
+      "a list given as one string",
+      { allowedOrigins: "https://a.example" },
+      'allowedOrigins: expected a list of strings, got "https://a.example"',
+    ],
+    [
+      "a nested list of numbers",
+      { environmentCache: { substituters: [1] } },
+      "environmentCache.substituters: expected a list of strings, got [1]",
+    ],
+  ];
+  for (const [what, user, message] of refused) {
+    it(`refuses ${what}`, () => {
+      const { env, path } = file(user);
+      expect(() => loadConfig({}, env)).toThrow(`${path}: ${message}`);
+    });
+  }
+
+  it("refuses an unknown key with the nearest known one", () => {
+    const { env, path } = file({ heartbeatMS: 1000 });
+    expect(() => loadConfig({}, env)).toThrow(`${path}: unknown key "heartbeatMS" (did you mean "heartbeatMs"?); known keys: host, port,`);
+  });
+
+  it("checks flags and environment variables against the same rows", () => {
+    const env = setup({});
+    expect(() => loadConfig({ "heartbeat-ms": "0" }, env)).toThrow("--heartbeat-ms: expected a whole number from 100 to 3600000, got 0");
+    expect(() => loadConfig({}, { ...env, HOTLINE_MAX_PAYLOAD: "abc" })).toThrow("HOTLINE_MAX_PAYLOAD: expected a whole number from 1024");
+    expect(() => loadConfig({ "log-level": "loud" }, env)).toThrow("--log-level: expected one of fatal");
+    expect(loadConfig({ "idle-exit": "0.5" }, env).idleExitMinutes).toBe(0.5); // a row that allows fractions
+  });
+
+  it("accepts values inside every row's range", () => {
+    const { env } = file({ port: 0, heartbeatMs: 100, maxPayloadBytes: 1024, outputCapBytes: 16384, logLevel: "warn", allowedOrigins: [] });
+    const c = loadConfig({}, env);
+    expect([c.port, c.heartbeatMs, c.maxPayloadBytes, c.outputCapBytes, c.logLevel]).toEqual([0, 100, 1024, 16384, "warn"]);
   });
 });

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { ActionError } from "../protocol/errors.js";
+import { nearest } from "./dispatch/suggest.js";
 
 /**
  * A Nix binary cache prepared environments are shared through: `push` is the store URL a
@@ -96,26 +97,51 @@ const FILE_KEYS = [
 const CACHE_FILE_KEYS = ["push", "secretKeyFile", "substituters", "trustedPublicKeys"] as const;
 type CacheKey = `environmentCache.${(typeof CACHE_FILE_KEYS)[number]}`;
 
+/**
+ * One setting: its flag, config key and HOTLINE_ variable, and what a value must be. Every source
+ * (flag, environment, config file) is checked against the row: `number` values are whole numbers
+ * from `min` (default 0) to `max` unless `fraction`; `choices` limits a string; `list` is a comma
+ * list in flags and the environment, an array of strings in a file.
+ */
+export interface Setting {
+  flag: string;
+  key: keyof Config | CacheKey;
+  env: string;
+  kind: "string" | "number" | "list";
+  min?: number;
+  max?: number;
+  fraction?: true;
+  choices?: readonly string[];
+}
+
+const GIB = 1024 * 1024 * 1024;
+
 /** Flag name ↔ config key ↔ HOTLINE_ environment variable, in one table so they cannot drift. */
-export const SETTINGS: ReadonlyArray<{ flag: string; key: keyof Config | CacheKey; env: string; kind: "string" | "number" | "list" }> = [
+export const SETTINGS: ReadonlyArray<Setting> = [
   { flag: "host", key: "host", env: "HOTLINE_HOST", kind: "string" },
-  { flag: "port", key: "port", env: "HOTLINE_PORT", kind: "number" },
+  { flag: "port", key: "port", env: "HOTLINE_PORT", kind: "number", max: 65535 },
   { flag: "state-dir", key: "stateDir", env: "HOTLINE_STATE_DIR", kind: "string" },
   { flag: "config-dir", key: "configDir", env: "HOTLINE_CONFIG_DIR", kind: "string" },
   { flag: "cache-dir", key: "cacheDir", env: "HOTLINE_CACHE_DIR", kind: "string" },
   { flag: "system-config-dir", key: "systemConfigDir", env: "HOTLINE_SYSTEM_CONFIG_DIR", kind: "string" },
   { flag: "allow-origin", key: "allowedOrigins", env: "HOTLINE_ALLOWED_ORIGINS", kind: "list" },
-  { flag: "max-payload", key: "maxPayloadBytes", env: "HOTLINE_MAX_PAYLOAD", kind: "number" },
-  { flag: "output-cap", key: "outputCapBytes", env: "HOTLINE_OUTPUT_CAP", kind: "number" },
+  { flag: "max-payload", key: "maxPayloadBytes", env: "HOTLINE_MAX_PAYLOAD", kind: "number", min: 1024, max: GIB },
+  { flag: "output-cap", key: "outputCapBytes", env: "HOTLINE_OUTPUT_CAP", kind: "number", min: 16 * 1024 },
   { flag: "output-budget", key: "outputBudgetBytes", env: "HOTLINE_OUTPUT_BUDGET", kind: "number" },
   { flag: "retain-jobs", key: "retainJobs", env: "HOTLINE_RETAIN_JOBS", kind: "number" },
-  { flag: "heartbeat-ms", key: "heartbeatMs", env: "HOTLINE_HEARTBEAT_MS", kind: "number" },
-  { flag: "max-connections", key: "maxConnections", env: "HOTLINE_MAX_CONNECTIONS", kind: "number" },
+  { flag: "heartbeat-ms", key: "heartbeatMs", env: "HOTLINE_HEARTBEAT_MS", kind: "number", min: 100, max: 3_600_000 },
+  { flag: "max-connections", key: "maxConnections", env: "HOTLINE_MAX_CONNECTIONS", kind: "number", min: 1, max: 100_000 },
   { flag: "nixpkgs", key: "nixpkgs", env: "HOTLINE_NIXPKGS", kind: "string" },
   { flag: "github-api", key: "githubApi", env: "HOTLINE_GITHUB_API", kind: "string" },
   { flag: "workspace-root", key: "workspaceRoot", env: "HOTLINE_WORKSPACE_ROOT", kind: "string" },
-  { flag: "idle-exit", key: "idleExitMinutes", env: "HOTLINE_IDLE_EXIT", kind: "number" },
-  { flag: "log-level", key: "logLevel", env: "HOTLINE_LOG_LEVEL", kind: "string" },
+  { flag: "idle-exit", key: "idleExitMinutes", env: "HOTLINE_IDLE_EXIT", kind: "number", fraction: true },
+  {
+    flag: "log-level",
+    key: "logLevel",
+    env: "HOTLINE_LOG_LEVEL",
+    kind: "string",
+    choices: ["fatal", "error", "warn", "info", "debug", "trace", "silent"],
+  },
   { flag: "public-url", key: "publicUrl", env: "HOTLINE_PUBLIC_URL", kind: "string" },
   { flag: "allow-host", key: "allowedHosts", env: "HOTLINE_ALLOWED_HOSTS", kind: "list" },
   { flag: "preview-url", key: "previewUrl", env: "HOTLINE_PREVIEW_URL", kind: "string" },
@@ -172,19 +198,50 @@ function defaults(env: NodeJS.ProcessEnv): Config {
   };
 }
 
-function coerce(kind: "string" | "number" | "list", raw: string, source: string): string | number | string[] {
-  if (kind === "number") {
-    const n = Number(raw);
-    if (!Number.isFinite(n) || n < 0)
-      throw new ActionError("invalid_request", `${source}: expected a non-negative number, got ${JSON.stringify(raw)}`);
-    return n;
-  }
-  if (kind === "list")
+/** What a row accepts, in words, for the error naming a wrong value. */
+function expected(s: Setting): string {
+  if (s.kind === "list") return "a list of strings";
+  if (s.choices) return `one of ${s.choices.join(", ")}`;
+  if (s.kind === "string") return "a non-empty string";
+  const min = s.min ?? 0;
+  const range = s.max === undefined ? `at least ${min}` : `from ${min} to ${s.max}`;
+  return s.fraction ? `a number ${range}` : `a whole number ${range}`;
+}
+
+/** Checks a value (already typed: from a file, or parsed from a flag or variable) against its row; `source` names where it came from. */
+function checkValue(s: Setting, value: unknown, source: string): string | number | string[] {
+  const ok =
+    s.kind === "list"
+      ? Array.isArray(value) && value.every((v) => typeof v === "string")
+      : s.kind === "string"
+        ? typeof value === "string" && value !== "" && (!s.choices || s.choices.includes(value))
+        : typeof value === "number" &&
+          Number.isFinite(value) &&
+          (s.fraction || Number.isSafeInteger(value)) &&
+          value >= (s.min ?? 0) &&
+          value <= (s.max ?? Number.MAX_SAFE_INTEGER);
+  if (!ok) throw new ActionError("invalid_request", `${source}: expected ${expected(s)}, got ${JSON.stringify(value) ?? String(value)}`);
+  return value as string | number | string[];
+}
+
+/** A flag's or variable's text as its row's type, then checked like a file value. */
+function coerce(s: Setting, raw: string, source: string): string | number | string[] {
+  if (s.kind === "number") return checkValue(s, raw.trim() === "" ? Number.NaN : Number(raw), source);
+  if (s.kind === "list")
     return raw
       .split(",")
-      .map((s) => s.trim())
+      .map((v) => v.trim())
       .filter(Boolean);
-  return raw;
+  return checkValue(s, raw, source);
+}
+
+const ROWS = new Map<string, Setting>(SETTINGS.map((s) => [s.key, s]));
+
+/** An unknown key's refusal, with the nearest known one. */
+function unknownKey(where: string, key: string, known: readonly string[]): ActionError {
+  const near = nearest(key, known);
+  const hint = near && !known.includes(key) ? ` (did you mean ${JSON.stringify(near)}?)` : "";
+  return new ActionError("invalid_request", `${where}: unknown key ${JSON.stringify(key)}${hint}; known keys: ${known.join(", ")}`);
 }
 
 function readConfigFile(path: string): Partial<Config> {
@@ -204,9 +261,9 @@ function readConfigFile(path: string): Partial<Config> {
     throw new ActionError("invalid_request", `${path} must hold a JSON object`);
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(parsed)) {
-    if (!(FILE_KEYS as readonly string[]).includes(k))
-      throw new ActionError("invalid_request", `${path}: unknown key ${JSON.stringify(k)}; known keys: ${FILE_KEYS.join(", ")}`);
-    out[k] = k === "environmentCache" ? cacheSection(v, path) : v;
+    if (!(FILE_KEYS as readonly string[]).includes(k)) throw unknownKey(path, k, FILE_KEYS);
+    const row = ROWS.get(k);
+    out[k] = k === "environmentCache" ? cacheSection(v, path) : row ? checkValue(row, v, `${path}: ${k}`) : v;
   }
   return out as Partial<Config>;
 }
@@ -217,11 +274,8 @@ function cacheSection(v: unknown, path: string): Partial<EnvironmentCacheConfig>
   if (typeof v !== "object" || v === null || Array.isArray(v))
     throw new ActionError("invalid_request", `${where} must be an object {push, secretKeyFile?, substituters?, trustedPublicKeys?}`);
   for (const [k, value] of Object.entries(v)) {
-    if (!(CACHE_FILE_KEYS as readonly string[]).includes(k))
-      throw new ActionError("invalid_request", `${where}: unknown key ${JSON.stringify(k)}; known keys: ${CACHE_FILE_KEYS.join(", ")}`);
-    const list = k === "substituters" || k === "trustedPublicKeys";
-    const ok = list ? Array.isArray(value) && value.every((s) => typeof s === "string") : typeof value === "string";
-    if (!ok) throw new ActionError("invalid_request", `${where}.${k} must be ${list ? "a list of strings" : "a string"}`);
+    if (!(CACHE_FILE_KEYS as readonly string[]).includes(k)) throw unknownKey(where, k, CACHE_FILE_KEYS);
+    checkValue(ROWS.get(`environmentCache.${k}`)!, value, `${where}.${k}`);
   }
   return v as Partial<EnvironmentCacheConfig>;
 }
@@ -308,11 +362,11 @@ export function loadConfig(flags: Record<string, string | string[] | undefined>,
     const target = s.key.startsWith("environmentCache.") ? cacheFromEnvAndFlags : fromEnvAndFlags;
     const key = s.key.replace(/^environmentCache\./, "");
     const envValue = env[s.env];
-    if (envValue !== undefined && envValue !== "") target[key] = coerce(s.kind, envValue, s.env);
+    if (envValue !== undefined && envValue !== "") target[key] = coerce(s, envValue, s.env);
     const flagValue = flags[s.flag];
     if (flagValue !== undefined) {
       const raw = Array.isArray(flagValue) ? flagValue.join(",") : flagValue;
-      target[key] = coerce(s.kind, raw, `--${s.flag}`);
+      target[key] = coerce(s, raw, `--${s.flag}`);
     }
   }
   const base = defaults(env);
@@ -329,10 +383,6 @@ export function loadConfig(flags: Record<string, string | string[] | undefined>,
     ...cacheFromEnvAndFlags,
   } as EnvironmentCacheConfig);
   for (const key of ["stateDir", "configDir", "cacheDir", "systemConfigDir", "workspaceRoot"] as const) merged[key] = resolve(merged[key]);
-  if (!Number.isInteger(merged.port) || merged.port > 65535)
-    throw new ActionError("invalid_request", `port must be 0..65535, got ${merged.port}`);
-  if (!Number.isInteger(merged.maxConnections) || merged.maxConnections < 1)
-    throw new ActionError("invalid_request", `maxConnections must be a whole number of at least 1, got ${merged.maxConnections}`);
   if (merged.publicUrl !== undefined) merged.publicUrl = checkPublicUrl(merged.publicUrl);
   checkSsh(merged);
   return Object.freeze({

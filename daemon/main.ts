@@ -15,6 +15,7 @@ import { createLogger } from "./logger.js";
 import { InstanceLock, ALREADY_RUNNING_EXIT_CODE, alreadyRunningMessage } from "./server/instance-lock.js";
 import { HotlineServer } from "./server/server.js";
 import { probeNix } from "./system.js";
+import { oomKillBaseline } from "./process/index.js";
 import { missingNodeFlags } from "./node-flags.js";
 import { createPrepare } from "./features/prepare.js";
 import { createWorkspace } from "./features/workspace.js";
@@ -68,6 +69,11 @@ export async function runDaemon(argv: string[]): Promise<void> {
   mkdirSync(config.cacheDir, { recursive: true, mode: 0o700 });
   const log = createLogger(config.logLevel);
   keepServingOnUncaughtErrors(log);
+  if (locked.squatted)
+    log.warn(
+      { stateDir: config.stateDir },
+      "the instance lock's socket name was held by a process that could not prove it is this state directory's daemon (another user?); the lock moved to a new name",
+    );
   const missingFlags = missingNodeFlags();
   if (missingFlags.length)
     log.info(
@@ -84,6 +90,7 @@ export async function runDaemon(argv: string[]): Promise<void> {
     log,
   });
   jobs.restore();
+  oomKillBaseline(); // the OOM-kill count the first jobs compare against (daemon/process/oom.ts)
   jobs.on("activity", () => activity.touch());
   const build = loadBuildInfo();
   const pageAssets = new PageAssets();

@@ -1,25 +1,41 @@
 import { describe, expect, it } from "vitest";
-import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { createServer, type Server } from "node:net";
 import { join } from "node:path";
-import { DAEMON_MAIN, DAEMON_NODE_FLAGS, TestDaemon, daemonEnv } from "./helpers/daemon.js";
+import { TestDaemon, daemonEnv } from "./helpers/daemon.js";
+import { runDaemonToExit } from "./helpers/run-to-exit.js";
 
-/** Runs a daemon to completion (at most 20 s) and returns its exit code and stderr. */
-function runToExit(args: string[], env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
-  return new Promise((resolve) => {
-    const proc = spawn(process.execPath, [...DAEMON_NODE_FLAGS, DAEMON_MAIN, ...args], { env, stdio: ["ignore", "ignore", "pipe"] });
-    let stderr = "";
-    proc.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    // A daemon that does not refuse would run forever: kill it after a generous bound, so no test leaves one behind.
-    const bound = setTimeout(() => proc.kill("SIGKILL"), 20_000);
-    proc.once("exit", (code) => {
-      clearTimeout(bound);
-      resolve({ code, stderr });
-    });
+/** The abstract socket names a process holds, as anyone on the machine can see them in /proc/net/unix. */
+function abstractNamesOf(pid: number): string[] {
+  const inodes = new Set(
+    readdirSync(`/proc/${pid}/fd`).flatMap((fd) => {
+      try {
+        return [/^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1] ?? ""];
+      } catch {
+        return [];
+      }
+    }),
+  );
+  return readFileSync("/proc/net/unix", "utf8")
+    .split("\n")
+    .map((line) => line.trim().split(/\s+/))
+    .filter((f) => f[7]?.startsWith("@hotline-") && inodes.has(f[6]!))
+    .map((f) => `\0${f[7]!.slice(1).replace(/@+$/, "")}`); // node pads abstract names with NULs, shown as @
+}
+
+/** What another user can do with a name it saw: bind it, and answer every asker with a lie (or nothing). */
+function squat(name: string, answer: string | undefined): Promise<Server> {
+  const server = createServer((socket) => {
+    socket.on("error", () => {});
+    if (answer !== undefined) socket.end(answer);
+  });
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen({ path: name }, () => resolve(server));
   });
 }
 
-describe("one daemon per state directory", { timeout: 40_000 }, () => {
+describe("one daemon per state directory", { timeout: 120_000 }, () => {
   it("refuses a second daemon before it touches the first one's jobs or daemon.json", async () => {
     const first = await TestDaemon.start();
     try {
@@ -28,7 +44,7 @@ describe("one daemon per state directory", { timeout: 40_000 }, () => {
       const daemonFile = join(first.dirs.state, "daemon.json");
       const before = readFileSync(daemonFile, "utf8");
 
-      const second = await runToExit(["--port", "0"], daemonEnv(first.dirs));
+      const second = await runDaemonToExit(["--port", "0"], daemonEnv(first.dirs));
       expect(second.code).toBe(3);
       expect(second.stderr).toContain(`hotline is already running (pid ${first.proc.pid}, ${first.url}`);
       expect(second.stderr.trim().split("\n")).toHaveLength(1); // no log lines: it never started
@@ -56,4 +72,34 @@ describe("one daemon per state directory", { timeout: 40_000 }, () => {
       second.cleanup();
     }
   });
+
+  for (const [what, answer] of [
+    ["lies about who holds it", `${JSON.stringify({ pid: 1, url: "ws://evil.example:7070" })}\n`],
+    ["never answers", undefined],
+  ] as const) {
+    it(`starts although another process bound its lock's name and ${what}, and prints none of it`, async () => {
+      const first = await TestDaemon.start();
+      const [name] = abstractNamesOf(first.proc.pid!);
+      expect(name).toBeDefined();
+      await first.stop();
+      const squatter = await squat(name!, answer);
+      try {
+        const second = await TestDaemon.start({ dirs: first.dirs });
+        try {
+          expect(second.logLines.join("\n")).not.toContain("evil.example");
+          expect(second.logLines.some((l) => l.includes("could not prove it is this state directory's daemon"))).toBe(true);
+          // The lock still works, under its new name: a third daemon is refused, naming the real holder.
+          const third = await runDaemonToExit(["--port", "0"], daemonEnv(first.dirs));
+          expect(third.code).toBe(3);
+          expect(third.stderr).toContain(`hotline is already running (pid ${second.proc.pid}, ${second.url}`);
+          expect(third.stderr).not.toContain("evil.example");
+        } finally {
+          await second.stop();
+        }
+      } finally {
+        squatter.close();
+        first.cleanup();
+      }
+    });
+  }
 });

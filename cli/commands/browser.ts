@@ -1,6 +1,7 @@
 import type { JobStatus } from "../../protocol/common.js";
 import type { CliClient } from "../client.js";
 import type { Command } from "../commands.js";
+import { displayText } from "../display.js";
 import { EXIT } from "../exit-codes.js";
 import { untilJobExit } from "./follow.js";
 import { exitCodeOf, printResult } from "./print.js";
@@ -29,7 +30,7 @@ const terminal: Command = async ({ client, args, flags, json }) => {
   if (typeof flags.cwd === "string") params.cwd = flags.cwd;
   if (flags.link === true) {
     const opened = await client.request<Opened>("terminal.open", params);
-    printResult(opened, json, () =>
+    printResult(opened, json, (opened) =>
       opened.available
         ? `${opened.webTerminalUrl ?? opened.sshCommand}\n(expires ${opened.expiresAt}; job ${opened.job.id})`
         : `no web terminal here: ${opened.reason}`,
@@ -42,7 +43,7 @@ const terminal: Command = async ({ client, args, flags, json }) => {
   }
   const opened = await client.request<Opened>("terminal.open", { ...params, cols: process.stdout.columns, rows: process.stdout.rows });
   if (!opened.available) {
-    process.stderr.write(`hotline terminal: no terminal here: ${opened.reason}\n`);
+    process.stderr.write(`hotline terminal: no terminal here: ${displayText(opened.reason)}\n`);
     return EXIT.other;
   }
   // This attach speaks with the CLI's own token: the link's and the SSH credential are not needed.
@@ -91,7 +92,7 @@ const console_: Command = async ({ client, json }) => {
   const opened = await client.request<
     { available: true; consoleUrl: string; expiresAt: string; scope: string } | { available: false; reason: string }
   >("console.open", {});
-  printResult(opened, json, () =>
+  printResult(opened, json, (opened) =>
     opened.available ? `${opened.consoleUrl}\n(${opened.scope} link, expires ${opened.expiresAt})` : `no console here: ${opened.reason}`,
   );
   return opened.available ? 0 : EXIT.other;

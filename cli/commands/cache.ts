@@ -34,7 +34,7 @@ const USAGE = "usage: hotline cache list\n       hotline cache prune [--older-th
 const cache: Command = async ({ client, args, flags, json }) => {
   if (args[0] === "list") {
     const { entries } = await client.request<{ entries: Listed[] }>("cache.list", {});
-    printResult({ entries }, json, () => listing(entries));
+    printResult({ entries }, json, ({ entries }) => listing(entries));
     return 0;
   }
   if (args[0] === "prune") {
@@ -48,7 +48,7 @@ const cache: Command = async ({ client, args, flags, json }) => {
     printResult(
       result,
       json,
-      () =>
+      (result) =>
         `removed ${result.removed.length} entr${result.removed.length === 1 ? "y" : "ies"}, kept ${result.kept}${result.removed.map((r) => `\n  ${r.cacheKey.slice(0, 12)}`).join("")}`,
     );
     return 0;

@@ -10,8 +10,8 @@ const state: Command = async ({ client, args, json, tty }) => {
   if (!["info", "guide", "catalog"].includes(what)) throw new Error(`state ${what}: expected info, guide or catalog`);
   const result = await client.request(`state.${what}`);
   if (what === "guide" && !json) process.stdout.write(String(result.text));
-  else if (what === "info") printResult(result, json || !tty, () => infoSummary(result));
-  else printResult(result, json || !tty, () => catalogSummary(result));
+  else if (what === "info") printResult(result, json || !tty, (result) => infoSummary(result));
+  else printResult(result, json || !tty, (result) => catalogSummary(result));
   return 0;
 };
 
@@ -62,7 +62,7 @@ const token: Command = async ({ client, args, flags, json }) => {
   const params: Record<string, unknown> = { scope: flags.scope ?? "observe" };
   if (typeof flags.ttl === "string") params.ttlMs = parseDuration(flags.ttl);
   const result = await client.request("tokens.create", params);
-  printResult(result, json, () => String(result.token));
+  printResult(result, json, (result) => String(result.token));
   return 0;
 };
 

@@ -3,6 +3,7 @@ import type { JobStatus } from "../../protocol/common.js";
 import type { Command, CommandContext } from "../commands.js";
 import { followToStdio, untilJobExit } from "./follow.js";
 import { LiveLine } from "./live-line.js";
+import { displayText } from "../display.js";
 import { cliErrorText } from "../flag-names.js";
 import { endedText, exitCodeOf, printResult } from "./print.js";
 
@@ -48,7 +49,7 @@ async function followFileJob(
     process.off("SIGINT", cancel);
     line.clear();
   });
-  printResult(final, json, () => describe(final));
+  printResult(final, json, (final) => describe(final));
   return exitCodeOf(final);
 }
 
@@ -128,7 +129,7 @@ const run: Command = async ({ client, args, flags }) => {
     process.off("SIGINT", cancel);
   });
   if (final.error && final.state === "failed" && final.exitCode === undefined)
-    process.stderr.write(`hotline: ${cliErrorText(final.error)}\n`);
+    process.stderr.write(`hotline: ${displayText(cliErrorText(final.error))}\n`);
   return exitCodeOf(final);
 };
 

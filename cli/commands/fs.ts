@@ -129,7 +129,7 @@ const put: Command = async ({ client, args, flags, json }) => {
     const params = { path, data: current.toString("base64"), encoding: "base64", final, ...(upload ? { upload, offset } : first) };
     const reply = await client.request<{ upload?: string; size?: number; sha256?: string; path: string }>("files.write", params);
     if (final) {
-      printResult(reply, json, () => `${reply.path}  ${reply.size} bytes  sha256 ${reply.sha256}`);
+      printResult(reply, json, (reply) => `${reply.path}  ${reply.size} bytes  sha256 ${reply.sha256}`);
       return 0;
     }
     upload = reply.upload;
@@ -150,7 +150,7 @@ const ls: Command = async ({ client, args, flags, json }) => {
   if (flags.hidden === true) params.hidden = true;
   if (flags.gitignore === true) params.gitignore = true;
   const r = await client.request<{ entries: FileEntry[]; more: boolean }>("files.list", params);
-  printResult(r, json, () => [...r.entries.map(entryLine), ...(r.more ? ["… more (raise --limit)"] : [])].join("\n"));
+  printResult(r, json, (r) => [...r.entries.map(entryLine), ...(r.more ? ["… more (raise --limit)"] : [])].join("\n"));
   return 0;
 };
 
@@ -166,7 +166,7 @@ const grep: Command = async ({ client, args, flags, json }) => {
     timedOut: boolean;
   }>("files.search", params);
   const tail = r.timedOut ? ["… stopped after 10 s"] : r.more ? ["… more (raise --limit)"] : [];
-  printResult(r, json, () => [...r.matches.map((m) => `${m.path}:${m.line}:${m.column}:${m.text}`), ...tail].join("\n"));
+  printResult(r, json, (r) => [...r.matches.map((m) => `${m.path}:${m.line}:${m.column}:${m.text}`), ...tail].join("\n"));
   return r.matches.length > 0 ? 0 : 1;
 };
 

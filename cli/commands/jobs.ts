@@ -10,13 +10,13 @@ const jobs: Command = async ({ client, flags, json }) => {
   if (typeof flags.kind === "string") params.kind = flags.kind;
   if (typeof flags.limit === "string") params.limit = Number(flags.limit);
   const result = await client.request<{ jobs: JobStatus[]; more: boolean }>("jobs.list", params);
-  printResult(result, json, () => jobsTable(result.jobs, result.more));
+  printResult(result, json, (result) => jobsTable(result.jobs, result.more));
   return 0;
 };
 
 const status: Command = async ({ client, args, json }) => {
   const result = await client.request<JobStatus>("jobs.status", { job: args[0] });
-  printResult(result, json, () => jobLine(result));
+  printResult(result, json, (result) => jobLine(result));
   return 0;
 };
 
@@ -38,7 +38,7 @@ const tail: Command = async ({ client, args, flags, json }) => {
 
 const cancel: Command = async ({ client, args, json }) => {
   const result = await client.request<JobStatus>("jobs.cancel", { job: args[0] });
-  printResult(result, json, () => jobLine(result));
+  printResult(result, json, (result) => jobLine(result));
   return 0;
 };
 

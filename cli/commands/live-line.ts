@@ -1,3 +1,5 @@
+import { displayText } from "../display.js";
+
 /** The writable side of a terminal stream, as LiveLine needs it. */
 export interface TermStream {
   write(chunk: string | Uint8Array): boolean;
@@ -20,7 +22,8 @@ export class LiveLine {
   constructor(private readonly term: TermStream) {}
 
   /** Draws (or redraws) the status line, cut to the terminal's width. */
-  draw(text: string): void {
+  draw(raw: string): void {
+    const text = displayText(raw); // progress messages come from the job (Nix's output)
     const width = (this.term.columns ?? 100) - 1;
     this.text = text.length > width ? `${text.slice(0, width - 1)}…` : text;
     if (this.midLine) return;

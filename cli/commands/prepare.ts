@@ -34,7 +34,7 @@ const prepare: Command = async ({ client, args, flags, json, tty }) => {
     printResult(
       reply,
       json,
-      () =>
+      (reply) =>
         `ready: ${String(reply.environment?.workspace)} (${(reply.environment?.variables as string[] | undefined)?.length ?? 0} variables, cache ${String(reply.environment?.cacheKey).slice(0, 12)})`,
     );
     return 0;
@@ -53,7 +53,7 @@ const prepare: Command = async ({ client, args, flags, json, tty }) => {
     process.off("SIGINT", cancel);
     line?.clear();
   });
-  printResult(final, json, () =>
+  printResult(final, json, (final) =>
     final.state === "succeeded"
       ? `ready: ${params.workspace as string}`
       : final.state === "cancelled"
@@ -80,7 +80,7 @@ const env: Command = async ({ client, args, json }) => {
     if (eq > 0) vars[entry.slice(0, eq)] = entry.slice(eq + 1);
   }
   const sorted = Object.fromEntries(Object.entries(vars).sort(([a], [b]) => a.localeCompare(b)));
-  printResult(sorted, json, () =>
+  printResult(sorted, json, (sorted) =>
     Object.entries(sorted)
       .map(([k, v]) => `${k}=${v}`)
       .join("\n"),

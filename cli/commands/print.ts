@@ -1,10 +1,15 @@
 import type { JobStatus } from "../../protocol/common.js";
+import { displayValue } from "../display.js";
 import { cliErrorText } from "../flag-names.js";
 
-/** JSON for machines (--json or not a TTY), a short line for people. */
-export function printResult(value: unknown, json: boolean, human?: () => string): void {
+/**
+ * JSON for machines (--json or not a TTY), a short line for people. `human` formats a copy of
+ * `value` whose strings are escaped for display (displayValue), so a job's title, command or
+ * error can never draw on the terminal; it must format that copy, never `value` itself.
+ */
+export function printResult<T>(value: T, json: boolean, human?: (shown: T) => string): void {
   if (json || !human) process.stdout.write(`${JSON.stringify(value, null, json ? 0 : 2)}\n`);
-  else process.stdout.write(`${human()}\n`);
+  else process.stdout.write(`${human(displayValue(value))}\n`);
 }
 
 export function jobLine(job: JobStatus): string {

@@ -23,8 +23,8 @@ async function runJob(client: CliClient, action: string, params: Row, json: bool
   const cancel = (): void => void client.request("jobs.cancel", { job: job.id }).catch(() => {});
   process.once("SIGINT", cancel);
   const final = await followToStdio(client, job.id).finally(() => process.off("SIGINT", cancel));
-  if (final.state === "succeeded" && final.result) printResult(final.result, json, () => human(final.result!));
-  else printResult(final, json, () => endedText(action, final));
+  if (final.state === "succeeded" && final.result) printResult(final.result, json, (result) => human(result));
+  else printResult(final, json, (final) => endedText(action, final));
   return exitCodeOf(final);
 }
 
@@ -50,7 +50,7 @@ const repos: Command = async ({ client, args, flags, json }) => {
       printResult(
         { repos: list },
         json,
-        () =>
+        ({ repos: list }) =>
           list
             .map(
               (r) =>
@@ -82,7 +82,7 @@ const tasks: Command = async ({ client, args, flags, json }) => {
     printResult(
       { tasks: list },
       json,
-      () =>
+      ({ tasks: list }) =>
         list.map((t) => `${String(t.task).padEnd(20)} ${String(t.repo).padEnd(12)} ${short(t.commit)}  ${String(t.path)}`).join("\n") ||
         "(no tasks)",
     );
@@ -95,14 +95,14 @@ const tasks: Command = async ({ client, args, flags, json }) => {
       const repo = str(flags, "repo");
       const base = str(flags, "base");
       result = await client.request("tasks.create", { task, ...(repo ? { repo } : {}), ...(base ? { base } : {}) });
-      printResult(result, json, () => `${String(result.path)} (branch ${String(result.branch)} @ ${short(result.commit)})`);
+      printResult(result, json, (result) => `${String(result.path)} (branch ${String(result.branch)} @ ${short(result.commit)})`);
       return 0;
     }
     case "commit": {
       const message = str(flags, "message");
       if (!message) throw new Error("usage: hotline tasks commit TASK -m MESSAGE");
       result = await client.request("tasks.commit", { task, message });
-      printResult(result, json, () =>
+      printResult(result, json, (result) =>
         result.committed ? `${short(result.commit)} on ${String(result.branch)} (${String(result.fileCount)} files)` : "nothing to commit",
       );
       return 0;
@@ -110,7 +110,7 @@ const tasks: Command = async ({ client, args, flags, json }) => {
     case "merge": {
       const into = str(flags, "into");
       result = await client.request("tasks.merge", { task, ...(into ? { into } : {}) });
-      printResult(result, json, () =>
+      printResult(result, json, (result) =>
         result.merged
           ? `merged ${String(result.branch)} into ${String(result.into)} @ ${short(result.commit)}`
           : `${String(result.into)} already contains ${String(result.branch)}`,
@@ -122,7 +122,7 @@ const tasks: Command = async ({ client, args, flags, json }) => {
       printResult(
         result,
         json,
-        () =>
+        (result) =>
           `removed ${task}${result.branchDeleted ? ` and branch ${String(result.branch)}` : ` (branch ${String(result.branch)} kept: not merged)`}`,
       );
       return 0;
@@ -157,7 +157,7 @@ const secrets: Command = async ({ client, args, flags, json }) => {
     throw new Error("usage: hotline secrets write (--repo R | --task T) < lines of NAME=VALUE");
   const values = parseSecretLines(await readStdin());
   const result = await client.request<Row>("secrets.write", { ...(repo ? { repo } : { task }), values });
-  printResult(result, json, () => `${String(result.path)}: ${(result.names as string[]).join(", ")}`);
+  printResult(result, json, (result) => `${String(result.path)}: ${(result.names as string[]).join(", ")}`);
   return 0;
 };
 

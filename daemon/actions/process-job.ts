@@ -7,7 +7,7 @@ import { terminalEnvironment } from "../environment/terminal-env.js";
 import type { JobOutcome } from "../jobs/manager.js";
 import { startProcess, type ProcessExit } from "../runners/process.js";
 import { checkExecSize } from "../util/exec-limits.js";
-import { JOB_MARKER } from "../process/index.js";
+import { JOB_MARKER, oomKillBaseline, oomKillText } from "../process/index.js";
 import type { ActionContext } from "./context.js";
 import { startJob, type JobReply } from "./job-start.js";
 
@@ -122,13 +122,21 @@ export async function startProcessJob(req: ProcessJobRequest, ctx: Pick<ActionCo
         // The marker goes last, over any value the job gave it: it is how the job's strays are found.
         const env = { ...composed, [JOB_MARKER]: jobCtx.id };
         const spec = { argv: req.argv, cwd, env, stdin: req.stdin, jobId: jobCtx.id };
+        const oomBefore = oomKillBaseline();
         // Synchronous from here to setControl: the reply that says `running` already accepts input and resize.
         const started =
           terminal && req.pty
             ? terminal.startPty({ ...spec, env: terminalEnvironment(env, req.env), ...req.pty }, jobCtx)
             : startProcess(spec, jobCtx);
         jobCtx.setControl(started.control);
-        return outcomeOf(await started.done);
+        const exit = await started.done;
+        const outcome = outcomeOf(exit);
+        // A SIGKILL nobody here sent: the kernel's OOM killer, if its count rose while the job ran.
+        if (exit.signal === "SIGKILL" && !jobCtx.signal.aborted && !outcome.ok) {
+          const oom = await oomKillText(oomBefore);
+          if (oom) outcome.error = { code: "limit_exceeded", message: oom };
+        }
+        return outcome;
       },
     },
     { wait: req.wait, inline: true },

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
-import { signalGroup } from "../process/index.js";
+import { raiseOomScore, signalGroup } from "../process/index.js";
 import { devEnvToRc, environmentFromExports, type DevEnvJson } from "./dev-env.js";
 import type { PreparedEnvironment } from "./environment.js";
 
@@ -44,6 +44,7 @@ export async function runShellHook(json: DevEnvJson, opts: HookRunOptions): Prom
         stdio: ["ignore", "pipe", "pipe", "pipe"],
         detached: true,
       });
+      raiseOomScore(child.pid); // the workspace's own shell hook
       const chunks: Buffer[] = [];
       const killGroup = (): boolean => signalGroup(child.pid, "SIGKILL");
       let failure: Error | undefined;

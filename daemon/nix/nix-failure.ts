@@ -12,12 +12,33 @@ const INFRASTRUCTURE = [
   /database is locked|SQLite database .* is busy/,
   /(opening lock file|creating directory|getting status of|cannot create) '\/nix\/(store|var)[^']*'.*Permission denied/,
   /Nix daemon disconnected unexpectedly/,
-  /unable to download .*: Couldn't resolve host/,
 ];
+
+/**
+ * A download that failed for want of a network (curl: cannot resolve, cannot connect, timed out,
+ * TLS or connection reset) — the usual cause offline: nixpkgs (the pin), a flake input or a
+ * package that is not in the store and no reachable cache has.
+ */
+const NO_NETWORK =
+  /unable to download '([^']+)': ((?:Couldn't resolve (?:host name|proxy name)|Could not resolve host|Couldn't connect to server|Timeout was reached|Connection timed out|SSL connect error|Failure when receiving data from the peer|Send failure|Recv failure)[^\n]*?\(\d+\))/;
+
+/** The words for prepare's way out when Nix cannot download: a reachable cache, a local nixpkgs, or network. */
+function noNetwork(exitCode: number, url: string, reason: string): ActionError {
+  return new ActionError(
+    "unavailable",
+    `Nix cannot download ${url}: ${reason} — this machine has no network to fetch it (the nixpkgs pin, a flake input or a package not yet in the Nix store). ` +
+      "Ways out: a reachable binary cache that has it (--cache-substituter / environmentCache.substituters, with its key in --cache-trusted-public-key), " +
+      "a local nixpkgs (HOTLINE_NIXPKGS=path:/path/to/nixpkgs or --nixpkgs; a workspace flake can point its own nixpkgs input there), " +
+      "or network access to that host; then retry",
+    { details: { nixExitCode: exitCode, url } },
+  );
+}
 
 /** Turns Nix's exit code and last error into a typed error (a missing attribute names the package). */
 export function nixFailure(exitCode: number, message: string | undefined, packages: readonly string[] | undefined): ActionError {
   const text = message ?? `nix exited with code ${exitCode}`;
+  const offline = NO_NETWORK.exec(text);
+  if (offline) return noNetwork(exitCode, offline[1]!, offline[2]!);
   if (INFRASTRUCTURE.some((re) => re.test(text))) {
     return new ActionError(
       "unavailable",

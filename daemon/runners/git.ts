@@ -1,6 +1,6 @@
 import { execa } from "execa";
 import { ActionError } from "../../protocol/errors.js";
-import { terminateGroup, waitGroupGone, type Escalation } from "../process/index.js";
+import { raiseOomScore, terminateGroup, waitGroupGone, type Escalation } from "../process/index.js";
 import type { ProgressUpdate } from "./context.js";
 
 /**
@@ -110,6 +110,7 @@ export async function runGit(args: readonly string[], options: GitCallOptions): 
     detached: true,
     buffer: { stdout: true, stderr: options.onProgress === undefined && options.onStderrLine === undefined },
   });
+  raiseOomScore(child.pid);
   let stderrTail = "";
   if (options.onProgress || options.onStderrLine) {
     let pending = "";

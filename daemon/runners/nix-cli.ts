@@ -1,5 +1,5 @@
 import { execFile, spawn } from "node:child_process";
-import { signalGroup, terminateGroup, type Escalation } from "../process/index.js";
+import { raiseOomScore, signalGroup, terminateGroup, type Escalation } from "../process/index.js";
 import type { RunContext } from "./context.js";
 
 /**
@@ -76,6 +76,7 @@ export function runNix(ctx: Pick<RunContext, "signal">, opts: NixRunOptions): Pr
       stdio: ["ignore", "pipe", "pipe"],
       detached: true,
     });
+    raiseOomScore(child.pid); // a runaway evaluation or build is taken before the daemon
     const stdout: Buffer[] = [];
     let stdoutBytes = 0;
     let overflow = false;
@@ -140,7 +141,7 @@ export function execNix(
   opts: { env?: NodeJS.ProcessEnv; signal?: AbortSignal; timeoutMs?: number } = {},
 ): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(
+    const child = execFile(
       program,
       nixArgs(args),
       { env: opts.env ?? process.env, signal: opts.signal, timeout: opts.timeoutMs ?? 0 },
@@ -149,5 +150,6 @@ export function execNix(
         else resolve(String(stdout));
       },
     );
+    raiseOomScore(child.pid);
   });
 }

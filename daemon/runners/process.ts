@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import type { RunContext } from "./context.js";
 import { EXEC_SIZE_ADVICE } from "../util/exec-limits.js";
 import { InputQueue } from "../util/input-queue.js";
-import { reapMarked, signalGroup, terminateGroup } from "../process/index.js";
+import { raiseOomScore, reapMarked, signalGroup, terminateGroup } from "../process/index.js";
 
 export interface ProcessSpec {
   /** argv: file then arguments (a shell command arrives here as ["bash", "-c", cmd]). */
@@ -79,6 +79,7 @@ export function startProcess(spec: ProcessSpec, ctx: RunContext): { control: Pro
     // Node throws at once for errors other than ENOENT/EACCES/EAGAIN/EMFILE/ENFILE — E2BIG among them.
     return notStarted(file!, err as NodeJS.ErrnoException);
   }
+  raiseOomScore(child.pid);
   child.stdout!.on("data", (chunk: Buffer) => ctx.output("stdout", chunk));
   child.stderr!.on("data", (chunk: Buffer) => ctx.output("stderr", chunk));
   child.stdin?.on("error", () => {}); // a child that exits before reading its stdin is not our error

@@ -5,7 +5,7 @@ import type { RunContext } from "./context.js";
 import { notStarted, type ProcessControl, type ProcessExit, type ProcessSpec } from "./process.js";
 import { InputQueue, type WritePiece } from "../util/input-queue.js";
 import { untilReading } from "./pty-reader.js";
-import { reapMarked, signalGroup, terminateGroup } from "../process/index.js";
+import { raiseOomScore, reapMarked, signalGroup, terminateGroup } from "../process/index.js";
 
 /** While the terminal's input buffer is full, how often to try again (doubling up to the last). */
 const RETRY_MS = [1, 2, 5, 10, 20, 50];
@@ -84,6 +84,7 @@ export function startPty(
   } catch (err) {
     return notStarted(file!, err as NodeJS.ErrnoException);
   }
+  raiseOomScore(term.pid);
   // node-pty keeps the slave's path (/dev/pts/N) in a private field.
   const slavePath = (term as unknown as { _pty?: unknown })._pty;
   const ttyPath = typeof slavePath === "string" ? slavePath : undefined;
