@@ -43,6 +43,10 @@ export interface Config {
   publicUrl?: string;
   /** Host names the pages and browser-link upgrades answer for (DNS rebinding); the publicUrl host and the bound host are always added. */
   allowedHosts: readonly string[];
+  /** The X display of the desktop actions (`:1`); DISPLAY by default, none when that is unset. */
+  display?: string;
+  /** The VNC server behind desktop.open, host:port; 127.0.0.1 and 5900 + the display number by default. */
+  vnc?: string;
 }
 
 /** Config-file keys; the same names are the camelCase of the flags. */
@@ -64,6 +68,8 @@ const FILE_KEYS = [
   "environmentCache",
   "publicUrl",
   "allowedHosts",
+  "display",
+  "vnc",
 ] as const;
 
 const CACHE_FILE_KEYS = ["push", "secretKeyFile", "substituters", "trustedPublicKeys"] as const;
@@ -91,6 +97,8 @@ export const SETTINGS: ReadonlyArray<{ flag: string; key: keyof Config | CacheKe
   { flag: "log-level", key: "logLevel", env: "HOTLINE_LOG_LEVEL", kind: "string" },
   { flag: "public-url", key: "publicUrl", env: "HOTLINE_PUBLIC_URL", kind: "string" },
   { flag: "allow-host", key: "allowedHosts", env: "HOTLINE_ALLOWED_HOSTS", kind: "list" },
+  { flag: "display", key: "display", env: "HOTLINE_DISPLAY", kind: "string" },
+  { flag: "vnc", key: "vnc", env: "HOTLINE_VNC", kind: "string" },
   { flag: "cache-push", key: "environmentCache.push", env: "HOTLINE_CACHE_PUSH", kind: "string" },
   { flag: "cache-secret-key-file", key: "environmentCache.secretKeyFile", env: "HOTLINE_CACHE_SECRET_KEY_FILE", kind: "string" },
   { flag: "cache-substituter", key: "environmentCache.substituters", env: "HOTLINE_CACHE_SUBSTITUTERS", kind: "list" },
@@ -127,6 +135,7 @@ function defaults(env: NodeJS.ProcessEnv): Config {
     logLevel: "info",
     environmentCache: { substituters: [], trustedPublicKeys: [] },
     allowedHosts: ["localhost", "127.0.0.1", "::1"],
+    ...(env.DISPLAY ? { display: env.DISPLAY } : {}),
   };
 }
 

@@ -25,6 +25,7 @@ import { PageAccess } from "./server/page-access.js";
 import { PageAssets } from "./web/assets.js";
 import { PageLinks } from "./web/links.js";
 import { pageRoute } from "./web/routes.js";
+import { Desktop } from "./desktop/desktop.js";
 
 /** Parses daemon flags (`--port 0`, `--allow-origin X` …) from the SETTINGS table. */
 export function parseDaemonFlags(argv: string[]): Record<string, string | string[] | undefined> {
@@ -99,6 +100,7 @@ export async function runDaemon(argv: string[]): Promise<void> {
     prepare,
     workspace: createWorkspace(config),
     links: new PageLinks(tokens, config.publicUrl, pageAssets),
+    desktop: new Desktop(config.display),
   };
   const dispatcher = new Dispatcher(ACTIONS, Object.values(HANDLERS), services);
   let url = "";
@@ -140,6 +142,7 @@ export async function runDaemon(argv: string[]): Promise<void> {
       ["mcp", () => mcp.close()],
       ["server", () => server.close()],
       ["jobs", () => jobs.shutdown()],
+      ["desktop", () => services.desktop.close()],
     ] as const) {
       await step().catch((err: unknown) => log.error({ err, step: what }, "shutdown step failed"));
     }

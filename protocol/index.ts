@@ -25,6 +25,7 @@ import { cachePrune } from "./actions/cache-prune.js";
 import { FS_ACTIONS } from "./actions/files-fs.js";
 import { consoleOpen, terminalOpen } from "./actions/browser.js";
 import { jobsUnwatch, jobsWatch } from "./actions/jobs-watch.js";
+import { desktopAct, desktopScreenshot } from "./actions/desktop.js";
 
 export * from "./common.js";
 export * from "./errors.js";
@@ -76,6 +77,8 @@ export const ACTIONS = [
   consoleOpen,
   jobsWatch,
   jobsUnwatch,
+  desktopScreenshot,
+  desktopAct,
 ];
 
 /** One entry of ACTIONS, with its literal name and its own params and result schemas. */

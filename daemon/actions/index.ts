@@ -47,6 +47,8 @@ import terminalOpen from "./terminal-open.js";
 import consoleOpen from "./console-open.js";
 import jobsWatch from "./jobs-watch.js";
 import jobsUnwatch from "./jobs-unwatch.js";
+import desktopScreenshot from "./desktop-screenshot.js";
+import desktopAct from "./desktop-act.js";
 
 /**
  * Every handler, by the name of its action. The type makes an action without a handler (or a key
@@ -100,4 +102,6 @@ export const HANDLERS: Readonly<Record<ActionName, ActionEntry>> = {
   "console.open": consoleOpen,
   "jobs.watch": jobsWatch,
   "jobs.unwatch": jobsUnwatch,
+  "desktop.screenshot": desktopScreenshot,
+  "desktop.act": desktopAct,
 };

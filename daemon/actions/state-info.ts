@@ -50,6 +50,7 @@ export default entry(stateInfo, async (_params, { services, connection }) => {
     lastActivity: services.activity.lastActivity.toISOString(),
     idleMs: services.activity.idleMs,
     nix: services.nix,
+    desktop: await services.desktop.info(),
     scope: connection.scope,
   };
 });

@@ -1,5 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { defineAction } from "../define.js";
+import { DesktopInfo } from "./desktop.js";
 
 export const stateInfo = defineAction({
   name: "state.info",
@@ -46,6 +47,7 @@ export const stateInfo = defineAction({
       flakes: Type.Boolean(),
       reason: Type.Optional(Type.String()),
     }),
+    desktop: DesktopInfo,
     scope: Type.String(),
     actions: Type.Array(Type.Object({ name: Type.String(), scope: Type.String(), summary: Type.String() })),
   }),
