@@ -26,6 +26,7 @@ import { PageAssets } from "./web/assets.js";
 import { PageLinks } from "./web/links.js";
 import { pageRoute } from "./web/routes.js";
 import { Desktop } from "./desktop/desktop.js";
+import { CdpRelay } from "./desktop/cdp-relay.js";
 
 /** Parses daemon flags (`--port 0`, `--allow-origin X` …) from the SETTINGS table. */
 export function parseDaemonFlags(argv: string[]): Record<string, string | string[] | undefined> {
@@ -102,6 +103,7 @@ export async function runDaemon(argv: string[]): Promise<void> {
     links: new PageLinks(tokens, config.publicUrl, pageAssets),
     desktop: new Desktop(config.display),
   };
+  const cdp = new CdpRelay(tokens, services.desktop.browser, config.allowedOrigins, log);
   const dispatcher = new Dispatcher(ACTIONS, Object.values(HANDLERS), services);
   let url = "";
   const mcp = mcpRoute({ tokens, allowedOrigins: config.allowedOrigins, maxBodyBytes: config.maxPayloadBytes, url: () => url });
@@ -116,7 +118,8 @@ export async function runDaemon(argv: string[]): Promise<void> {
     dispatcher,
     log,
     pages,
-    httpRoutes: [mcp, pageRoute(pages, tokens, pageAssets)],
+    httpRoutes: [mcp, pageRoute(pages, tokens, pageAssets), cdp.httpRoute],
+    upgradeRoutes: [cdp.upgradeRoute],
   });
   url = await server.listen();
   services.links.listening(url);
@@ -141,6 +144,7 @@ export async function runDaemon(argv: string[]): Promise<void> {
     for (const [what, step] of [
       ["mcp", () => mcp.close()],
       ["server", () => server.close()],
+      ["cdp", async () => cdp.close()],
       ["jobs", () => jobs.shutdown()],
       ["desktop", () => services.desktop.close()],
     ] as const) {

@@ -49,6 +49,7 @@ import jobsWatch from "./jobs-watch.js";
 import jobsUnwatch from "./jobs-unwatch.js";
 import desktopScreenshot from "./desktop-screenshot.js";
 import desktopAct from "./desktop-act.js";
+import browserOpen from "./browser-open.js";
 
 /**
  * Every handler, by the name of its action. The type makes an action without a handler (or a key
@@ -104,4 +105,5 @@ export const HANDLERS: Readonly<Record<ActionName, ActionEntry>> = {
   "jobs.unwatch": jobsUnwatch,
   "desktop.screenshot": desktopScreenshot,
   "desktop.act": desktopAct,
+  "browser.open": browserOpen,
 };

@@ -1,4 +1,5 @@
 import type { DesktopInfo, Screenshot } from "../../protocol/actions/desktop.js";
+import { ChromiumBrowser } from "./chromium.js";
 import { Capturer, type CaptureRequest } from "./capture.js";
 import { DisplayProbe, type Screen } from "./display.js";
 import { runStep, type Step } from "./input.js";
@@ -14,6 +15,8 @@ const MAX_WAITING_STEPS = 16;
  */
 export class Desktop {
   readonly probe: DisplayProbe;
+  /** The Chromium of browser.open. */
+  readonly browser = new ChromiumBrowser();
   private readonly capturer = new Capturer();
   private readonly turns = new Turns(MAX_WAITING_STEPS, "desktop steps");
 
@@ -54,6 +57,6 @@ export class Desktop {
   }
 
   async close(): Promise<void> {
-    await this.capturer.close();
+    await Promise.all([this.capturer.close(), this.browser.close()]);
   }
 }

@@ -28,6 +28,11 @@ export class PageLinks {
     this.base = url.origin;
   }
 
+  /** The address clients reach the daemon at (publicUrl, else its own), http(s); undefined before it listens. */
+  baseUrl(): string | undefined {
+    return this.publicUrl ?? this.base;
+  }
+
   /** Why links cannot be served now, or undefined. */
   unavailable(): string | undefined {
     if (this.publicUrl === undefined && this.base === undefined) return "the daemon is not listening yet";
