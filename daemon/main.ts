@@ -27,6 +27,8 @@ import { PageLinks } from "./web/links.js";
 import { pageRoute } from "./web/routes.js";
 import { Desktop } from "./desktop/desktop.js";
 import { CdpRelay } from "./desktop/cdp-relay.js";
+import { VncRelay, vncAddress } from "./desktop/vnc-relay.js";
+import { vncRoute } from "./web/vnc-route.js";
 
 /** Parses daemon flags (`--port 0`, `--allow-origin X` …) from the SETTINGS table. */
 export function parseDaemonFlags(argv: string[]): Record<string, string | string[] | undefined> {
@@ -86,6 +88,7 @@ export async function runDaemon(argv: string[]): Promise<void> {
   const pages = new PageAccess(config.allowedHosts, config.publicUrl, config.host);
   const nix = await probeNix();
   const prepare = createPrepare({ config, build, log, probe: nix });
+  const vnc = new VncRelay(vncAddress(config.vnc, config.display), tokens, log);
   const services: Services = {
     config,
     jobs,
@@ -101,7 +104,7 @@ export async function runDaemon(argv: string[]): Promise<void> {
     prepare,
     workspace: createWorkspace(config),
     links: new PageLinks(tokens, config.publicUrl, pageAssets),
-    desktop: new Desktop(config.display),
+    desktop: new Desktop(config.display, vnc),
   };
   const cdp = new CdpRelay(tokens, services.desktop.browser, config.allowedOrigins, log);
   const dispatcher = new Dispatcher(ACTIONS, Object.values(HANDLERS), services);
@@ -119,7 +122,7 @@ export async function runDaemon(argv: string[]): Promise<void> {
     log,
     pages,
     httpRoutes: [mcp, pageRoute(pages, tokens, pageAssets), cdp.httpRoute],
-    upgradeRoutes: [cdp.upgradeRoute],
+    upgradeRoutes: [cdp.upgradeRoute, vncRoute(vnc, tokens, pages)],
   });
   url = await server.listen();
   services.links.listening(url);
@@ -144,7 +147,7 @@ export async function runDaemon(argv: string[]): Promise<void> {
     for (const [what, step] of [
       ["mcp", () => mcp.close()],
       ["server", () => server.close()],
-      ["cdp", async () => cdp.close()],
+      ["relays", async () => (cdp.close(), vnc.close())],
       ["jobs", () => jobs.shutdown()],
       ["desktop", () => services.desktop.close()],
     ] as const) {

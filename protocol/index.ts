@@ -25,7 +25,7 @@ import { cachePrune } from "./actions/cache-prune.js";
 import { FS_ACTIONS } from "./actions/files-fs.js";
 import { consoleOpen, terminalOpen } from "./actions/browser.js";
 import { jobsUnwatch, jobsWatch } from "./actions/jobs-watch.js";
-import { browserOpen, desktopAct, desktopScreenshot } from "./actions/desktop.js";
+import { browserOpen, desktopAct, desktopOpen, desktopScreenshot } from "./actions/desktop.js";
 
 export * from "./common.js";
 export * from "./errors.js";
@@ -80,6 +80,7 @@ export const ACTIONS = [
   desktopScreenshot,
   desktopAct,
   browserOpen,
+  desktopOpen,
 ];
 
 /** One entry of ACTIONS, with its literal name and its own params and result schemas. */

@@ -50,6 +50,7 @@ import jobsUnwatch from "./jobs-unwatch.js";
 import desktopScreenshot from "./desktop-screenshot.js";
 import desktopAct from "./desktop-act.js";
 import browserOpen from "./browser-open.js";
+import desktopOpen from "./desktop-open.js";
 
 /**
  * Every handler, by the name of its action. The type makes an action without a handler (or a key
@@ -106,4 +107,5 @@ export const HANDLERS: Readonly<Record<ActionName, ActionEntry>> = {
   "desktop.screenshot": desktopScreenshot,
   "desktop.act": desktopAct,
   "browser.open": browserOpen,
+  "desktop.open": desktopOpen,
 };

@@ -20,8 +20,17 @@ export class Desktop {
   private readonly capturer = new Capturer();
   private readonly turns = new Turns(MAX_WAITING_STEPS, "desktop steps");
 
-  constructor(display: string | undefined) {
+  constructor(
+    display: string | undefined,
+    /** The VNC relay of desktop.open, when one is set up. */
+    private readonly vnc?: { unavailable(): string | undefined },
+  ) {
     this.probe = new DisplayProbe(display);
+  }
+
+  /** Why desktop.open cannot link to the desktop, or undefined. */
+  vncUnavailable(): string | undefined {
+    return this.vnc ? this.vnc.unavailable() : "the daemon has no VNC relay";
   }
 
   info(): Promise<DesktopInfo> {

@@ -3,7 +3,7 @@ import { DEFAULT_LINK_TTL_MS } from "../../protocol/actions/browser.js";
 import type { TokenStore } from "../tokens/store.js";
 import type { PageAssets } from "./assets.js";
 
-export type LinkPage = "terminal" | "console";
+export type LinkPage = "terminal" | "console" | "desktop";
 
 /**
  * Mints the links of terminal.open and console.open: a token of its own (scoped like the asking
