@@ -8,6 +8,7 @@ import { fileCommands } from "./commands/files.js";
 import { cacheCommands } from "./commands/cache.js";
 import { fsCommands } from "./commands/fs.js";
 import { browserCommands } from "./commands/browser.js";
+import { desktopCommands } from "./commands/desktop.js";
 
 export interface CommandContext {
   /** The daemon, opened on the first request: `client.request(action, params)` (typed by protocol/ for a known action). */
@@ -33,4 +34,5 @@ export const COMMANDS: Record<string, Command> = {
   ...cacheCommands,
   ...fsCommands,
   ...browserCommands,
+  ...desktopCommands,
 };

@@ -36,6 +36,8 @@ const USAGE = `hotline — the in-sandbox agent daemon and its CLI
   hotline terminal [--cwd D] [JOB]            a terminal job attached here (raw mode; Ctrl-] detaches, the job keeps running)
   hotline terminal --link [--cwd D] [JOB]     print a short-lived browser link to a terminal job instead
   hotline console                             print a short-lived browser link to the live job console
+  hotline screenshot -o FILE [--max-width N] [--max-height N] [--format png|jpeg] [--quality Q]   a screenshot of the desktop
+  hotline desktop                             print a short-lived browser link to the desktop (noVNC)
   hotline send '<json>'                       send one raw action, print the reply
   hotline schema [ACTION|NAME]                the published JSON Schemas: index, an action's request/params/result
   hotline mcp [--url U --token-file F]         an MCP server on stdio for a coding agent (README: MCP)
@@ -117,6 +119,10 @@ async function main(argv: string[]): Promise<number> {
       hidden: { type: "boolean" },
       gitignore: { type: "boolean" },
       regex: { type: "boolean" },
+      output: { type: "string", short: "o" },
+      "max-width": { type: "string" },
+      "max-height": { type: "string" },
+      quality: { type: "string" },
     },
     allowPositionals: true,
     strict: false,

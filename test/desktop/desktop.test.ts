@@ -1,7 +1,8 @@
 import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { TestDaemon, withDaemon, type TestClient } from "../helpers/daemon.js";
+import { CLI_MAIN, TestDaemon, withDaemon, type TestClient } from "../helpers/daemon.js";
 import { desktopToolsAvailable, Recorder, XServer } from "../helpers/x-server.js";
 
 const hasDesktop = desktopToolsAvailable();
@@ -140,6 +141,18 @@ describe.skipIf(!hasDesktop)("the desktop on a real X server", () => {
     await recorder.waitFor(() => downs() >= before + 2, "two scroll clicks down");
     const bad = await client.call("desktop.act", { do: "key", text: "ctrl+nosuchkey" });
     expect(bad.error).toMatchObject({ code: "invalid_request", path: "/text" });
+  });
+
+  it("hotline screenshot -o writes the PNG; hotline desktop prints a link", () => {
+    const out = join(daemon.dirs.root, "shot.png");
+    const said = execFileSync(process.execPath, [CLI_MAIN, "screenshot", "-o", out, "--max-width", "800"], {
+      env: daemon.cliEnv,
+      encoding: "utf8",
+    });
+    expect(said).toContain("png 800x450 of the 1600x900 screen (scale 0.5)");
+    expect(pixels(readFileSync(out)).at(BUTTON_CENTRE.x / 2, BUTTON_CENTRE.y / 2)).toEqual([255, 0, 0]);
+    const link = execFileSync(process.execPath, [CLI_MAIN, "desktop"], { env: daemon.cliEnv, encoding: "utf8" });
+    expect(link).toMatch(/\/web\/desktop#token=hl_\S+\n\(manage link, expires /);
   });
 
   it("a step can bring a screenshot back in its reply", async () => {
