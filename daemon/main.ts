@@ -147,7 +147,13 @@ export async function runDaemon(argv: string[]): Promise<void> {
     for (const [what, step] of [
       ["mcp", () => mcp.close()],
       ["server", () => server.close()],
-      ["relays", async () => (cdp.close(), vnc.close())],
+      [
+        "relays",
+        async () => {
+          cdp.close();
+          vnc.close();
+        },
+      ],
       ["jobs", () => jobs.shutdown()],
       ["desktop", () => services.desktop.close()],
     ] as const) {
