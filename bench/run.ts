@@ -1,6 +1,7 @@
 import os from "node:os";
 import type { BenchRow } from "./common.js";
 import { coreBenchmarks } from "./core.js";
+import { desktopBenchmarks } from "./desktop.js";
 import { filesBenchmarks } from "./files.js";
 import { fsBenchmarks } from "./fs.js";
 import { benchPrepare } from "./prepare.js";
@@ -19,6 +20,7 @@ async function main(): Promise<void> {
     ["python", () => pythonBenchmarks()],
     ["ssh", () => sshBenchmarks()],
     ["preview", () => previewBenchmarks()],
+    ["desktop", () => desktopBenchmarks()],
   ];
   const only = process.argv[2];
   for (const [name, run] of suites) {

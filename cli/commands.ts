@@ -10,6 +10,7 @@ import { fsCommands } from "./commands/fs.js";
 import { browserCommands } from "./commands/browser.js";
 import { sshCommands } from "./commands/ssh.js";
 import { previewCommands } from "./commands/preview.js";
+import { desktopCommands } from "./commands/desktop.js";
 
 export interface CommandContext {
   /** The daemon, opened on the first request: `client.request(action, params)` (typed by protocol/ for a known action). */
@@ -37,4 +38,5 @@ export const COMMANDS: Record<string, Command> = {
   ...browserCommands,
   ...sshCommands,
   ...previewCommands,
+  ...desktopCommands,
 };

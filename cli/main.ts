@@ -41,6 +41,8 @@ const USAGE = `hotline — the in-sandbox agent daemon and its CLI
   hotline ssh-config [--ttl 1h] [--name N]    print a ~/.ssh/config block for VS Code / JetBrains
   hotline ports                               the TCP ports listening in the sandbox (pid, job, command)
   hotline preview PORT [--ttl 15m]            print a short-lived link to the server on PORT (proxied by the daemon)
+  hotline screenshot -o FILE [--max-width N] [--max-height N] [--format png|jpeg] [--quality Q]   a screenshot of the desktop
+  hotline desktop                             print a short-lived browser link to the desktop (noVNC)
   hotline send '<json>'                       send one raw action, print the reply
   hotline schema [ACTION|NAME]                the published JSON Schemas: index, an action's request/params/result
   hotline mcp [--url U --token-file F]         an MCP server on stdio for a coding agent (README: MCP)
@@ -123,6 +125,10 @@ async function main(argv: string[]): Promise<number> {
       hidden: { type: "boolean" },
       gitignore: { type: "boolean" },
       regex: { type: "boolean" },
+      output: { type: "string", short: "o" },
+      "max-width": { type: "string" },
+      "max-height": { type: "string" },
+      quality: { type: "string" },
     },
     allowPositionals: true,
     strict: false,

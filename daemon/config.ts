@@ -62,6 +62,10 @@ export interface Config {
   sshLoginGraceMs: number;
   /** Preview links' address with `{port}` in the host name (`https://{port}-sandbox.example`); none: `http://<port>.localhost:<daemon port>`. */
   previewUrl?: string;
+  /** The X display of the desktop actions (`:1`); DISPLAY by default, none when that is unset. */
+  display?: string;
+  /** The VNC server behind desktop.open, host:port; 127.0.0.1 and 5900 + the display number by default. */
+  vnc?: string;
 }
 
 /** Config-file keys; the same names are the camelCase of the flags. */
@@ -92,6 +96,8 @@ const FILE_KEYS = [
   "sshForwardAny",
   "sshLoginGraceMs",
   "previewUrl",
+  "display",
+  "vnc",
 ] as const;
 
 const CACHE_FILE_KEYS = ["push", "secretKeyFile", "substituters", "trustedPublicKeys"] as const;
@@ -145,6 +151,8 @@ export const SETTINGS: ReadonlyArray<Setting> = [
   { flag: "public-url", key: "publicUrl", env: "HOTLINE_PUBLIC_URL", kind: "string" },
   { flag: "allow-host", key: "allowedHosts", env: "HOTLINE_ALLOWED_HOSTS", kind: "list" },
   { flag: "preview-url", key: "previewUrl", env: "HOTLINE_PREVIEW_URL", kind: "string" },
+  { flag: "display", key: "display", env: "HOTLINE_DISPLAY", kind: "string" },
+  { flag: "vnc", key: "vnc", env: "HOTLINE_VNC", kind: "string" },
   { flag: "cache-push", key: "environmentCache.push", env: "HOTLINE_CACHE_PUSH", kind: "string" },
   { flag: "cache-secret-key-file", key: "environmentCache.secretKeyFile", env: "HOTLINE_CACHE_SECRET_KEY_FILE", kind: "string" },
   { flag: "cache-substituter", key: "environmentCache.substituters", env: "HOTLINE_CACHE_SUBSTITUTERS", kind: "list" },
@@ -195,6 +203,7 @@ function defaults(env: NodeJS.ProcessEnv): Config {
     sshMaxChannels: 128,
     sshForwardAny: "off",
     sshLoginGraceMs: 30_000,
+    ...(env.DISPLAY ? { display: env.DISPLAY } : {}),
   };
 }
 

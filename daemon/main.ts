@@ -32,6 +32,10 @@ import { startProcessJob } from "./actions/process-job.js";
 import { SshAccess } from "./ssh/access.js";
 import { startSsh } from "./ssh/start.js";
 import { createPreview } from "./preview/index.js";
+import { Desktop } from "./desktop/desktop.js";
+import { CdpRelay } from "./desktop/cdp-relay.js";
+import { VncRelay, vncAddress } from "./desktop/vnc-relay.js";
+import { vncRoute } from "./web/vnc-route.js";
 
 /** Parses daemon flags (`--port 0`, `--allow-origin X` …) from the SETTINGS table. */
 export function parseDaemonFlags(argv: string[]): Record<string, string | string[] | undefined> {
@@ -104,6 +108,7 @@ export async function runDaemon(argv: string[]): Promise<void> {
     tokens,
     log,
   });
+  const vnc = new VncRelay(vncAddress(config.vnc, config.display), tokens, log);
   const services: Services = {
     config,
     jobs,
@@ -123,7 +128,9 @@ export async function runDaemon(argv: string[]): Promise<void> {
     ssh: new SshAccess(tokens, config.publicSsh),
     ports: preview.ports,
     previews: preview.links,
+    desktop: new Desktop(config.display, vnc),
   };
+  const cdp = new CdpRelay(tokens, services.desktop.browser, config.allowedOrigins, log);
   const dispatcher = new Dispatcher(ACTIONS, Object.values(HANDLERS), services);
   let url = "";
   const mcp = mcpRoute({ tokens, allowedOrigins: config.allowedOrigins, maxBodyBytes: config.maxPayloadBytes, url: () => url });
@@ -138,8 +145,9 @@ export async function runDaemon(argv: string[]): Promise<void> {
     dispatcher,
     log,
     pages,
-    httpRoutes: [mcp, pageRoute(pages, tokens, pageAssets)].map(trackRoute),
+    httpRoutes: [mcp, pageRoute(pages, tokens, pageAssets), cdp.httpRoute].map(trackRoute),
     hostRoutes: preview.proxy,
+    upgradeRoutes: [cdp.upgradeRoute, vncRoute(vnc, tokens, pages)],
   });
   url = await server.listen();
   services.links.listening(url);
@@ -184,7 +192,15 @@ export async function runDaemon(argv: string[]): Promise<void> {
       ["preview", async () => preview.proxy.close()],
       ["server", () => server.close()],
       ["ssh", async () => sshServer?.close()],
+      [
+        "relays",
+        async () => {
+          cdp.close();
+          vnc.close();
+        },
+      ],
       ["jobs", () => jobs.shutdown()],
+      ["desktop", () => services.desktop.close()],
     ] as const) {
       await step().catch((err: unknown) => log.error({ err, step: what }, "shutdown step failed"));
     }

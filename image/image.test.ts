@@ -246,7 +246,7 @@ describe("supervisord service", () => {
 
   it("starts the daemon first, then the X server, the session and noVNC", () => {
     const order = [...programs.entries()].sort((a, b) => Number(a[1].priority) - Number(b[1].priority)).map(([name]) => name);
-    expect(order).toEqual(["hotline", "xvnc", "desktop", "novnc"]);
+    expect(order).toEqual(["hotline", "xvnc", "desktop"]);
   });
 
   it("uses only option names supervisord knows (it ignores misspelt ones silently)", () => {
@@ -294,7 +294,7 @@ describe("supervisord service", () => {
         string,
         { command: string; autorestart: string; exitcodes: number[]; stopsignal: number }
       >;
-      expect(Object.keys(parsed).sort()).toEqual(["desktop", "hotline", "novnc", "xvnc"]);
+      expect(Object.keys(parsed).sort()).toEqual(["desktop", "hotline", "xvnc"]);
       expect(parsed.hotline).toMatchObject({
         command: "/opt/hotline/bin/hotline daemon",
         autorestart: "RestartWhenExitUnexpected",
@@ -412,7 +412,7 @@ describe("Debian packages", () => {
     expect(new Set(packages).size).toBe(packages.length);
   });
 
-  it("cover the desktop, the browser, the service and the VNC bridge", () => {
+  it("cover the desktop, its input and capture tools, the browser and the service", () => {
     expect(packages).toEqual(
       expect.arrayContaining([
         "xfce4",
@@ -420,8 +420,10 @@ describe("Debian packages", () => {
         "chromium",
         "supervisor",
         "tigervnc-standalone-server",
-        "novnc",
-        "websockify",
+        "xdotool",
+        "x11-apps",
+        "x11-xserver-utils",
+        "imagemagick",
         "git",
         "python3",
       ]),

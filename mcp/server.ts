@@ -9,6 +9,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { HotlineError, type ActionName, type HotlineClient } from "../client/index.js";
 import type { Scope } from "../protocol/define.js";
+import { COMPUTER_TOOL, computerTool } from "./computer.js";
 import { callJobTool, type CallContext } from "./job-call.js";
 import { listResources, readResource, RESOURCE_TEMPLATES, GUIDE_URI } from "./resources.js";
 import { actionResult, errorResult } from "./results.js";
@@ -37,7 +38,10 @@ export async function createMcpServer(client: HotlineClient): Promise<Server> {
   );
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await listTools() }));
+  const computer = computerTool(client);
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    if (request.params.name === COMPUTER_TOOL && scope === "manage")
+      return computer((request.params.arguments ?? {}) as Parameters<typeof computer>[0]).catch(errorResult);
     const action = actionOfTool(request.params.name);
     if (!action)
       return errorResult(new HotlineError("unknown_action", `no tool ${request.params.name}; tools/list shows the tools of this token`));

@@ -2,6 +2,7 @@ import type { ActionDefinition, Scope } from "../protocol/define.js";
 import { ERROR_CODES } from "../protocol/errors.js";
 import { ACTIONS } from "../protocol/index.js";
 import { publishedSchemas } from "../protocol/json-schema.js";
+import { COMPUTER_DESCRIPTION, COMPUTER_INPUT_SCHEMA, COMPUTER_TOOL } from "./computer.js";
 import { keyRules } from "./guide-rules.js";
 
 /**
@@ -20,7 +21,21 @@ export const EXCLUDED: Readonly<Record<string, string>> = {
   "files.unwatch": "stops a files.watch, which MCP does not offer",
   "jobs.watch": "MCP has no event stream per tool call: jobs_list shows every job, jobs_wait waits for one",
   "jobs.unwatch": "stops a jobs.watch, which MCP does not offer",
+  // Agents built for computer use send Anthropic's tool input (snake_case, `action`): the
+  // `computer` tool below takes exactly that and answers screenshots as MCP image content.
+  "desktop.screenshot": "the computer tool (Anthropic's computer-use input) takes screenshots and returns them as image content",
+  "desktop.act": "the computer tool (Anthropic's computer-use input) runs the steps, each followed by a screenshot",
 };
+
+/** Tools that are not one action each: the computer-use tool (see computer.ts). Manage tokens only. */
+export const EXTRA_TOOLS: readonly ToolDescription[] = [
+  {
+    name: COMPUTER_TOOL,
+    description: COMPUTER_DESCRIPTION,
+    inputSchema: COMPUTER_INPUT_SCHEMA,
+    annotations: { title: "computer", readOnlyHint: false },
+  },
+];
 
 /** One tool as tools/list shows it. */
 export interface ToolDescription {
@@ -92,7 +107,7 @@ function resultOrError(result: Record<string, unknown>): ToolDescription["output
  */
 export function buildTools(scope: Scope, guide: string, actions: readonly ActionDefinition[] = ACTIONS): ToolDescription[] {
   const schemas = publishedSchemas(actions);
-  return toolActions(actions)
+  const generated = toolActions(actions)
     .filter((a) => scope === "manage" || a.scope === "observe")
     .map((action) => {
       const rules = keyRules(guide, action.name);
@@ -109,4 +124,5 @@ export function buildTools(scope: Scope, guide: string, actions: readonly Action
       if (result.type === "object") tool.outputSchema = resultOrError(result as Record<string, unknown>);
       return tool;
     });
+  return scope === "manage" ? [...generated, ...EXTRA_TOOLS] : generated;
 }

@@ -28,6 +28,7 @@ import { jobsUnwatch, jobsWatch } from "./actions/jobs-watch.js";
 import { sshOpen } from "./actions/ssh.js";
 import { portsList, portsWait } from "./actions/ports.js";
 import { previewOpen } from "./actions/preview.js";
+import { browserOpen, desktopAct, desktopOpen, desktopScreenshot } from "./actions/desktop.js";
 
 export * from "./common.js";
 export * from "./errors.js";
@@ -83,6 +84,10 @@ export const ACTIONS = [
   portsList,
   portsWait,
   previewOpen,
+  desktopScreenshot,
+  desktopAct,
+  browserOpen,
+  desktopOpen,
 ];
 
 /** One entry of ACTIONS, with its literal name and its own params and result schemas. */

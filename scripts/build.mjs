@@ -36,7 +36,7 @@ const webOut = join(root, "dist/web");
 rmSync(webOut, { recursive: true, force: true });
 const { build: bundle } = await import("esbuild");
 await bundle({
-  entryPoints: [join(root, "web/terminal.ts"), join(root, "web/console.ts")],
+  entryPoints: [join(root, "web/terminal.ts"), join(root, "web/console.ts"), join(root, "web/desktop.ts")],
   bundle: true,
   format: "iife",
   target: "es2022",
@@ -45,7 +45,7 @@ await bundle({
   outdir: webOut,
   logLevel: "warning",
 });
-for (const file of ["terminal.html", "console.html", "page.css"]) copyFileSync(join(root, "web", file), join(webOut, file));
+for (const file of ["terminal.html", "console.html", "desktop.html", "page.css"]) copyFileSync(join(root, "web", file), join(webOut, file));
 copyFileSync(join(root, "node_modules/@xterm/xterm/css/xterm.css"), join(webOut, "xterm.css"));
 
 const guideDir = join(root, "guide");

@@ -103,6 +103,9 @@ const FORBIDDEN: Record<string, string[]> = {
     "daemon/web/",
     "daemon/main",
   ],
+  // The desktop (display probe, capture, input, the CDP and VNC relays): tools through runners and
+  // util, tokens for the relays; never the domains, the actions or the server above it.
+  "daemon/desktop/": [...DOMAIN_AND_ABOVE, "daemon/jobs/", "daemon/web/", "daemon/fs/"],
   // Process control is a leaf: node only, so every layer (runners, jobs, nix, workspace) may use it.
   "daemon/process/": [
     "protocol/",
@@ -142,6 +145,7 @@ const FORBIDDEN: Record<string, string[]> = {
     "daemon/process/",
     "daemon/web/",
     "daemon/preview/",
+    "daemon/desktop/",
     "bench/",
     "test/",
   ],

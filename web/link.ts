@@ -56,7 +56,7 @@ export async function checkLink(link: Link): Promise<LinkCheck> {
 }
 
 /** Replaces the page with the explanation of a link that no longer holds, and how to get a new one. */
-export function showLinkRefused(what: "terminal" | "console", message: string): void {
+export function showLinkRefused(what: "terminal" | "console" | "desktop", message: string): void {
   document.title = `hotline ${what}: link not valid`;
   document.body.className = "refused";
   document.body.replaceChildren();
@@ -72,7 +72,9 @@ export function showLinkRefused(what: "terminal" | "console", message: string): 
   pre.textContent =
     what === "terminal"
       ? "hotline terminal --url        # or the action terminal.open"
-      : "hotline console               # or the action console.open";
+      : what === "desktop"
+        ? "hotline desktop               # or the action desktop.open"
+        : "hotline console               # or the action console.open";
   box.append(h1, p1, p2, pre);
   document.body.append(box);
 }

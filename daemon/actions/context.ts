@@ -3,6 +3,8 @@ import type { ActionDefinition, ParamsOf, ResultOf, Scope } from "../../protocol
 import type { Activity } from "../activity.js";
 import type { BuildInfo, Guide } from "../build-info.js";
 import type { Config } from "../config.js";
+import type { View } from "../desktop/coordinates.js";
+import type { Desktop } from "../desktop/desktop.js";
 import type { EnvironmentResolver } from "../environment/resolver.js";
 import type { PrepareFeature } from "../features/prepare.js";
 import type { FollowSink } from "../jobs/follow.js";
@@ -47,6 +49,8 @@ export interface Services {
   ports: PortTable;
   /** preview.open: links to a port, served by the preview proxy. */
   previews: PreviewLinks;
+  /** desktop.*, browser.open: the X display, its input, Chromium and the relays. */
+  desktop: Desktop;
 }
 
 /** The per-connection state a handler can touch. */
@@ -61,6 +65,8 @@ export interface ConnectionState {
   files?: FileSession;
   /** This connection's jobs.watch subscription, stopped when the connection closes. */
   watch?: { close(): void };
+  /** The space of this connection's last screenshot: desktop.act's coordinates are in it. */
+  desktopView?: View;
 }
 
 export interface ActionContext {

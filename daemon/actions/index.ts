@@ -51,6 +51,10 @@ import sshOpen from "./ssh-open.js";
 import portsList from "./ports-list.js";
 import portsWait from "./ports-wait.js";
 import previewOpen from "./preview-open.js";
+import desktopScreenshot from "./desktop-screenshot.js";
+import desktopAct from "./desktop-act.js";
+import browserOpen from "./browser-open.js";
+import desktopOpen from "./desktop-open.js";
 
 /**
  * Every handler, by the name of its action. The type makes an action without a handler (or a key
@@ -108,4 +112,8 @@ export const HANDLERS: Readonly<Record<ActionName, ActionEntry>> = {
   "ports.list": portsList,
   "ports.wait": portsWait,
   "preview.open": previewOpen,
+  "desktop.screenshot": desktopScreenshot,
+  "desktop.act": desktopAct,
+  "browser.open": browserOpen,
+  "desktop.open": desktopOpen,
 };

@@ -52,6 +52,7 @@ export default entry(stateInfo, async (_params, { services, connection }) => {
     nix: services.nix,
     eventLoop: services.eventLoop.report(),
     ssh: services.ssh.status(),
+    desktop: await services.desktop.info(),
     scope: connection.scope,
   };
 });

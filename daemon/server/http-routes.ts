@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Duplex } from "node:stream";
 import type { Logger } from "pino";
 import type { UnprovenSockets } from "./unproven-sockets.js";
 
@@ -22,6 +23,21 @@ export function sendJson(res: ServerResponse, status: number, code: string, mess
   if (res.headersSent) return void res.end();
   res.writeHead(status, { "Content-Type": "application/json" });
   res.end(JSON.stringify({ ok: false, error: { code, message } }));
+}
+
+/**
+ * A WebSocket upgrade served by something other than the protocol's connection (the CDP and VNC
+ * relays). Like an HttpRoute it owns its authentication.
+ */
+export interface UpgradeRoute {
+  prefix: string;
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+}
+
+/** The first route whose prefix matches the request's path. */
+export function routeFor<R extends { prefix: string }>(routes: readonly R[], url: string | undefined): R | undefined {
+  const path = (url ?? "/").split("?")[0]!;
+  return routes.find((r) => matches(r.prefix, path));
 }
 
 function matches(prefix: string, path: string): boolean {

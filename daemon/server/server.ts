@@ -7,7 +7,7 @@ import type { Dispatcher } from "../dispatch/dispatcher.js";
 import type { TokenStore } from "../tokens/store.js";
 import { Connection } from "./connection.js";
 import { checkUpgrade } from "./upgrade-guard.js";
-import { routeHttp, type HttpRoute } from "./http-routes.js";
+import { routeFor, routeHttp, type HttpRoute, type UpgradeRoute } from "./http-routes.js";
 import { isLinkProtocol, PAGE_SUBPROTOCOL } from "./link-protocol.js";
 import type { PageAccess } from "./page-access.js";
 import { UnprovenSockets, unprovenBudget } from "./unproven-sockets.js";
@@ -25,6 +25,8 @@ export interface ServerOptions {
   log: Logger;
   /** Plain-HTTP endpoints beside the WebSocket (see http-routes.ts); none by default. */
   httpRoutes?: readonly HttpRoute[];
+  /** WebSocket upgrades that are not protocol connections (the CDP and VNC relays), by path. */
+  upgradeRoutes?: readonly UpgradeRoute[];
   /** Enables browser-link sockets (token in Sec-WebSocket-Protocol) from the daemon's own pages. */
   pages?: PageAccess;
   /** Sockets not yet authorised, at most (see UnprovenSockets); from the open-file limit unless said. */
@@ -125,6 +127,13 @@ export class HotlineServer {
 
   private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const options = this.options;
+    const route = routeFor(options.upgradeRoutes ?? [], req.url);
+    // Upgrade routes (CDP, VNC) check their token at once and end a refused socket there, so the
+    // socket leaves the unproven budget now: a long-lived relay must never be its oldest member.
+    if (route) {
+      this.unproven.prove(socket as Socket);
+      return route.upgrade(req, socket, head);
+    }
     const verdict = checkUpgrade(req, options.tokens, options.allowedOrigins, options.pages);
     if (!verdict.ok) {
       options.log.info({ status: verdict.status, origin: req.headers.origin, remote: req.socket.remoteAddress }, "upgrade refused");

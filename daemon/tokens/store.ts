@@ -19,9 +19,10 @@ type IssuedToken = TokenInfo & { sha256: string; pageOnly?: true };
 /**
  * What a token may be presented to. `api` tokens open the WebSocket, /mcp and the browser pages; an
  * `ssh` token is an SSH credential only and a `preview` token opens one port's preview only, so a
- * credential pasted into a terminal or a link handed to a person never reaches the API.
+ * credential pasted into a terminal or a link handed to a person never reaches the API. A `cdp`
+ * token opens the Chromium DevTools relay only (browser.open's cdpUrl carries it in its path).
  */
-export type TokenUse = "api" | "ssh" | "preview";
+export type TokenUse = "api" | "ssh" | "preview" | "cdp";
 
 /** What an issued token is bound to, beyond its scope: its use and, for a preview, its port. */
 export interface TokenBinding {
@@ -71,7 +72,7 @@ const OBSERVE_ISSUER_SHARE = 1 / 50;
 const SCOPE_RANK: Record<Scope, number> = { observe: 0, manage: 1 };
 
 /** A token's prefix says what it is for, so one pasted in the wrong place is recognisable. */
-const TOKEN_PREFIX: Record<TokenUse, string> = { api: "hl_", ssh: "hlssh_", preview: "hlpv_" };
+const TOKEN_PREFIX: Record<TokenUse, string> = { api: "hl_", ssh: "hlssh_", preview: "hlpv_", cdp: "hlcdp_" };
 
 const sha256 = (text: string): Buffer => createHash("sha256").update(text).digest();
 

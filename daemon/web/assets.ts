@@ -12,7 +12,16 @@ const TYPES: Record<string, string> = {
 };
 
 /** Every file a page may ask for; nothing else under dist/web is ever read from a request. */
-export const PAGE_FILES = ["terminal.html", "console.html", "terminal.js", "console.js", "page.css", "xterm.css"] as const;
+export const PAGE_FILES = [
+  "terminal.html",
+  "console.html",
+  "terminal.js",
+  "console.js",
+  "page.css",
+  "xterm.css",
+  "desktop.html",
+  "desktop.js",
+] as const;
 export type PageFile = (typeof PAGE_FILES)[number];
 
 /** The built page files, read once each on first request (they are small and never change under a running daemon). */

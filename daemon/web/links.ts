@@ -3,7 +3,7 @@ import { DEFAULT_LINK_TTL_MS } from "../../protocol/actions/browser.js";
 import type { TokenStore } from "../tokens/store.js";
 import type { PageAssets } from "./assets.js";
 
-export type LinkPage = "terminal" | "console";
+export type LinkPage = "terminal" | "console" | "desktop";
 
 /**
  * Mints the links of terminal.open and console.open: a token of its own (scoped like the asking
@@ -27,6 +27,11 @@ export class PageLinks {
     if (url.hostname === "0.0.0.0") url.hostname = "127.0.0.1";
     if (url.hostname === "[::]") url.hostname = "[::1]";
     this.base = url.origin;
+  }
+
+  /** The address clients reach the daemon at (publicUrl, else its own), http(s); undefined before it listens. */
+  baseUrl(): string | undefined {
+    return this.publicUrl ?? this.base;
   }
 
   /** Why links cannot be served now, or undefined. */

@@ -19,7 +19,11 @@ const SECURITY_HEADERS = {
   "Cache-Control": "no-store",
 };
 
-const PAGES: Record<string, PageFile> = { "/web/terminal": "terminal.html", "/web/console": "console.html" };
+const PAGES: Record<string, PageFile> = {
+  "/web/terminal": "terminal.html",
+  "/web/console": "console.html",
+  "/web/desktop": "desktop.html",
+};
 
 function send(res: ServerResponse, status: number, type: string, body: string | Buffer): void {
   res.writeHead(status, { ...SECURITY_HEADERS, "Content-Type": type, "Content-Length": Buffer.byteLength(body) });

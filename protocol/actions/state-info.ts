@@ -1,5 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { defineAction } from "../define.js";
+import { DesktopInfo } from "./desktop.js";
 
 export const stateInfo = defineAction({
   name: "state.info",
@@ -65,6 +66,7 @@ export const stateInfo = defineAction({
       },
       { description: "the SSH server (ssh.open): where it listens, or why it does not" },
     ),
+    desktop: DesktopInfo,
     scope: Type.String(),
     actions: Type.Array(Type.Object({ name: Type.String(), scope: Type.String(), summary: Type.String() })),
   }),

@@ -9,7 +9,7 @@ export const TokenInfo = Type.Object({
   expiresAt: Type.Optional(Type.String()),
   label: Type.Optional(Type.String()),
   /** What the token may be presented to: absent for the API (WebSocket, /mcp, pages); `ssh` or `preview` otherwise. */
-  use: Type.Optional(Type.Union([Type.Literal("ssh"), Type.Literal("preview")])),
+  use: Type.Optional(Type.Union([Type.Literal("ssh"), Type.Literal("preview"), Type.Literal("cdp")])),
   /** The one port a preview token opens. */
   port: Type.Optional(Type.Integer()),
   /** The id of the token that issued this one (`primary` for the token file's). */

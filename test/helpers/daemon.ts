@@ -62,10 +62,14 @@ export class TestDaemon {
   static async start(options: StartOptions = {}): Promise<TestDaemon> {
     const dirs = options.dirs ?? newDirs();
     const [command, ...prefix] = [...(options.launcher ?? []), process.execPath];
-    const proc = spawn(command!, [...prefix, ...DAEMON_NODE_FLAGS, DAEMON_MAIN, "--port", "0", "--ssh-port", "0", ...(options.args ?? [])], {
-      env: { ...daemonEnv(dirs), ...options.env },
-      stdio: ["ignore", "inherit", "pipe"],
-    });
+    const proc = spawn(
+      command!,
+      [...prefix, ...DAEMON_NODE_FLAGS, DAEMON_MAIN, "--port", "0", "--ssh-port", "0", ...(options.args ?? [])],
+      {
+        env: { ...daemonEnv(dirs), ...options.env },
+        stdio: ["ignore", "inherit", "pipe"],
+      },
+    );
     const daemon = new TestDaemon(proc, dirs);
     watchedDaemons.push(daemon);
     const lines = createInterface({ input: proc.stderr! });

@@ -7,7 +7,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { ACTIONS } from "../../protocol/index.js";
-import { EXCLUDED, toolName } from "../../mcp/tools.js";
+import { EXCLUDED, EXTRA_TOOLS, toolName } from "../../mcp/tools.js";
 import { groupMembers } from "../helpers/process-group.js";
 import { CLI_MAIN, TestDaemon, type TestClient } from "../helpers/daemon.js";
 import { mcpClient, textOf, type TransportKind } from "./mcp-client.js";
@@ -68,7 +68,7 @@ describe.each<TransportKind>(["stdio", "http"])("MCP over %s", (kind) => {
 
   it("lists one tool per action minus the exclusions, each inputSchema the published params schema", async () => {
     const { tools } = await mcp.listTools();
-    const expected = ACTIONS.filter((a) => !(a.name in EXCLUDED)).map((a) => toolName(a.name));
+    const expected = [...ACTIONS.filter((a) => !(a.name in EXCLUDED)).map((a) => toolName(a.name)), ...EXTRA_TOOLS.map((t) => t.name)];
     expect(tools.map((t) => t.name).sort()).toEqual(expected.sort());
     for (const action of ACTIONS) {
       const tool = tools.find((t) => t.name === toolName(action.name));

@@ -8,7 +8,7 @@ PROTOCOL_VERSION = 1
 
 ErrorCode = Literal["bad_json", "invalid_request", "unknown_action", "unauthorized", "forbidden", "not_found", "conflict", "limit_exceeded", "unavailable", "internal"]
 
-ActionName = Literal["state.info", "state.guide", "state.catalog", "shell", "files.download", "files.extract", "files.run", "jobs.list", "jobs.status", "jobs.output", "jobs.follow", "jobs.unfollow", "jobs.wait", "jobs.input", "jobs.resize", "jobs.cancel", "tokens.create", "tokens.list", "tokens.revoke", "repos.add", "repos.list", "repos.snapshot", "repos.bundle", "tasks.create", "tasks.list", "tasks.commit", "tasks.merge", "tasks.remove", "secrets.write", "prepare", "cache.list", "cache.prune", "files.read", "files.write", "files.edit", "files.list", "files.stat", "files.mkdir", "files.move", "files.remove", "files.search", "files.watch", "files.unwatch", "terminal.open", "console.open", "jobs.watch", "jobs.unwatch"]
+ActionName = Literal["state.info", "state.guide", "state.catalog", "shell", "files.download", "files.extract", "files.run", "jobs.list", "jobs.status", "jobs.output", "jobs.follow", "jobs.unfollow", "jobs.wait", "jobs.input", "jobs.resize", "jobs.cancel", "tokens.create", "tokens.list", "tokens.revoke", "repos.add", "repos.list", "repos.snapshot", "repos.bundle", "tasks.create", "tasks.list", "tasks.commit", "tasks.merge", "tasks.remove", "secrets.write", "prepare", "cache.list", "cache.prune", "files.read", "files.write", "files.edit", "files.list", "files.stat", "files.mkdir", "files.move", "files.remove", "files.search", "files.watch", "files.unwatch", "terminal.open", "console.open", "jobs.watch", "jobs.unwatch", "ssh.open", "ports.list", "ports.wait", "preview.open", "desktop.screenshot", "desktop.act", "browser.open", "desktop.open"]
 
 
 class _WireErrorRequired(TypedDict):
@@ -165,6 +165,51 @@ class StateInfoResultNix(_StateInfoResultNixRequired, total=False):
     reason: str
 
 
+class StateInfoResultEventLoopWorstStall(TypedDict):
+    busyMs: float
+    cause: str
+    at: str
+
+
+class _StateInfoResultEventLoopRequired(TypedDict):
+    since: str
+    maxMs: float
+    p99Ms: float
+    stalls: int
+
+
+class StateInfoResultEventLoop(_StateInfoResultEventLoopRequired, total=False):
+    """how long the daemon kept every client waiting: its event-loop delay since `since`"""
+    worstStall: StateInfoResultEventLoopWorstStall
+
+
+class _StateInfoResultSshRequired(TypedDict):
+    available: bool
+
+
+class StateInfoResultSsh(_StateInfoResultSshRequired, total=False):
+    """the SSH server (ssh.open): where it listens, or why it does not"""
+    host: str
+    port: int
+    reason: str
+
+
+class StateInfoResultDesktop1(TypedDict):
+    available: Literal[True]
+    display: str
+    width: int
+    height: int
+
+
+class _StateInfoResultDesktop2Required(TypedDict):
+    available: Literal[False]
+    reason: str
+
+
+class StateInfoResultDesktop2(_StateInfoResultDesktop2Required, total=False):
+    display: str
+
+
 class StateInfoResultActionsItem(TypedDict):
     name: str
     scope: str
@@ -188,6 +233,9 @@ class StateInfoResult(TypedDict):
     lastActivity: str
     idleMs: int
     nix: StateInfoResultNix
+    eventLoop: StateInfoResultEventLoop
+    ssh: StateInfoResultSsh
+    desktop: StateInfoResultDesktop1 | StateInfoResultDesktop2
     scope: str
     actions: list[StateInfoResultActionsItem]
 
@@ -420,7 +468,7 @@ class _TokensListResultTokensItemRequired(TypedDict):
 class TokensListResultTokensItem(_TokensListResultTokensItemRequired, total=False):
     expiresAt: str
     label: str
-    use: Literal["ssh", "preview"]
+    use: Literal["ssh", "preview", "cdp"]
     port: int
     issuer: str
 
@@ -688,6 +736,7 @@ class FilesReadParams(_FilesReadParamsRequired, total=False):
     limit: int
     encoding: Literal["utf8", "base64"]
     binary: bool
+    sha256: bool
 
 
 class _FilesReadResultRequired(TypedDict):
@@ -880,12 +929,24 @@ class TerminalOpenParams(TypedDict, total=False):
     ttlMs: int
 
 
-class TerminalOpenResult1(TypedDict):
+class _TerminalOpenResult1Required(TypedDict):
     available: Literal[True]
-    webTerminalUrl: str
     expiresAt: str
-    tokenId: str
     job: JobStatus
+
+
+class TerminalOpenResult1(_TerminalOpenResult1Required, total=False):
+    webTerminalUrl: str
+    webTerminalUnavailable: str
+    tokenId: str
+    sshCommand: str
+    sshHost: str
+    sshPort: int
+    sshUser: str
+    sshKnownHosts: str
+    sshHostKeyFingerprint: str
+    sshTokenId: str
+    sshUnavailable: str
 
 
 class TerminalOpenResult2(TypedDict):
@@ -913,6 +974,168 @@ class JobsUnwatchResult(TypedDict):
     watching: bool
 
 
+class SshOpenResult1(TypedDict):
+    available: Literal[True]
+    sshCommand: str
+    sshHost: str
+    sshPort: int
+    sshUser: str
+    sshKnownHosts: str
+    sshHostKeyFingerprint: str
+    expiresAt: str
+    tokenId: str
+
+
+class _PortsListResultPortsItemRequired(TypedDict):
+    port: int
+    address: str
+    family: Literal["ipv4", "ipv6"]
+
+
+class PortsListResultPortsItem(_PortsListResultPortsItemRequired, total=False):
+    pid: int
+    command: str
+    job: str
+
+
+class PortsListResult(TypedDict):
+    ports: list[PortsListResultPortsItem]
+
+
+class _PortsWaitParamsRequired(TypedDict):
+    port: int
+
+
+class PortsWaitParams(_PortsWaitParamsRequired, total=False):
+    timeoutMs: int
+
+
+class PortsWaitResult(TypedDict):
+    listening: bool
+    listeners: list[PortsListResultPortsItem]
+
+
+class _PreviewOpenParamsRequired(TypedDict):
+    port: int
+
+
+class PreviewOpenParams(_PreviewOpenParamsRequired, total=False):
+    ttlMs: int
+    path: str
+
+
+class PreviewOpenResult1(TypedDict):
+    available: Literal[True]
+    url: str
+    expiresAt: str
+    tokenId: str
+    port: int
+    listening: bool
+
+
+class DesktopScreenshotParamsRegion(TypedDict):
+    """a part of the screen, in screen pixels"""
+    x: int
+    y: int
+    width: int
+    height: int
+
+
+class DesktopScreenshotParams(TypedDict, total=False):
+    maxWidth: int
+    maxHeight: int
+    format: Literal["png", "jpeg"]
+    quality: int
+    region: DesktopScreenshotParamsRegion
+    binary: bool
+
+
+class DesktopScreenshotResultScreen(TypedDict):
+    width: int
+    height: int
+
+
+class DesktopScreenshotResultRegion(TypedDict):
+    x: int
+    y: int
+    width: int
+    height: int
+
+
+class DesktopScreenshotResult(TypedDict):
+    format: Literal["png", "jpeg"]
+    width: int
+    height: int
+    scale: float
+    screen: DesktopScreenshotResultScreen
+    region: DesktopScreenshotResultRegion
+    bytes: int
+    data: str
+
+
+class DesktopActParamsScaledTo(TypedDict):
+    width: int
+    height: int
+
+
+class DesktopActParamsScreenshot(TypedDict, total=False):
+    """a screenshot after the step, in the reply"""
+    maxWidth: int
+    maxHeight: int
+    format: Literal["png", "jpeg"]
+    quality: int
+
+
+class _DesktopActParamsRequired(TypedDict):
+    do: Literal["mouse_move", "left_click", "right_click", "middle_click", "double_click", "triple_click", "left_click_drag", "left_mouse_down", "left_mouse_up", "scroll", "key", "hold_key", "type", "cursor_position", "wait"]
+
+
+class DesktopActParams(_DesktopActParamsRequired, total=False):
+    coordinate: list[Any]
+    startCoordinate: list[Any]
+    text: str
+    scrollDirection: Literal["up", "down", "left", "right"]
+    scrollAmount: int
+    duration: float
+    scaledTo: DesktopActParamsScaledTo
+    screenshot: DesktopActParamsScreenshot
+
+
+class _DesktopActResultRequired(TypedDict):
+    done: str
+
+
+class DesktopActResult(_DesktopActResultRequired, total=False):
+    coordinate: list[Any]
+    screenshot: DesktopScreenshotResult
+
+
+class BrowserOpenParams(TypedDict, total=False):
+    url: str
+    ttlMs: int
+
+
+class BrowserOpenResultPagesItem(TypedDict):
+    url: str
+    title: str
+
+
+class BrowserOpenResult(TypedDict):
+    cdpUrl: str
+    expiresAt: str
+    tokenId: str
+    pid: int
+    pages: list[BrowserOpenResultPagesItem]
+
+
+class DesktopOpenResult1(TypedDict):
+    available: Literal[True]
+    desktopUrl: str
+    expiresAt: str
+    tokenId: str
+    scope: Literal["manage", "observe"]
+
+
 StateInfoParams = NoParams
 StateGuideParams = NoParams
 StateCatalogParams = NoParams
@@ -934,6 +1157,12 @@ TerminalOpenResult = TerminalOpenResult1 | TerminalOpenResult2
 ConsoleOpenResult = ConsoleOpenResult1 | TerminalOpenResult2
 JobsWatchResult = JobsListResult
 JobsUnwatchParams = NoParams
+SshOpenParams = ConsoleOpenParams
+SshOpenResult = SshOpenResult1 | TerminalOpenResult2
+PortsListParams = NoParams
+PreviewOpenResult = PreviewOpenResult1 | TerminalOpenResult2
+DesktopOpenParams = ConsoleOpenParams
+DesktopOpenResult = DesktopOpenResult1 | TerminalOpenResult2
 
 
 class ActionRequests:
@@ -1079,6 +1308,30 @@ class ActionRequests:
 
     @overload
     async def request(self, action: Literal["jobs.unwatch"], params: JobsUnwatchParams | None = None) -> JobsUnwatchResult: ...
+
+    @overload
+    async def request(self, action: Literal["ssh.open"], params: SshOpenParams | None = None) -> SshOpenResult: ...
+
+    @overload
+    async def request(self, action: Literal["ports.list"], params: PortsListParams | None = None) -> PortsListResult: ...
+
+    @overload
+    async def request(self, action: Literal["ports.wait"], params: PortsWaitParams) -> PortsWaitResult: ...
+
+    @overload
+    async def request(self, action: Literal["preview.open"], params: PreviewOpenParams) -> PreviewOpenResult: ...
+
+    @overload
+    async def request(self, action: Literal["desktop.screenshot"], params: DesktopScreenshotParams | None = None) -> DesktopScreenshotResult: ...
+
+    @overload
+    async def request(self, action: Literal["desktop.act"], params: DesktopActParams) -> DesktopActResult: ...
+
+    @overload
+    async def request(self, action: Literal["browser.open"], params: BrowserOpenParams | None = None) -> BrowserOpenResult: ...
+
+    @overload
+    async def request(self, action: Literal["desktop.open"], params: DesktopOpenParams | None = None) -> DesktopOpenResult: ...
 
     async def request(self, action: str, params: Any = None) -> Any:
         """Sends one action and returns its result; raises HotlineError with the wire's error."""
@@ -1231,6 +1484,30 @@ class SyncActionRequests:
 
     @overload
     def request(self, action: Literal["jobs.unwatch"], params: JobsUnwatchParams | None = None) -> JobsUnwatchResult: ...
+
+    @overload
+    def request(self, action: Literal["ssh.open"], params: SshOpenParams | None = None) -> SshOpenResult: ...
+
+    @overload
+    def request(self, action: Literal["ports.list"], params: PortsListParams | None = None) -> PortsListResult: ...
+
+    @overload
+    def request(self, action: Literal["ports.wait"], params: PortsWaitParams) -> PortsWaitResult: ...
+
+    @overload
+    def request(self, action: Literal["preview.open"], params: PreviewOpenParams) -> PreviewOpenResult: ...
+
+    @overload
+    def request(self, action: Literal["desktop.screenshot"], params: DesktopScreenshotParams | None = None) -> DesktopScreenshotResult: ...
+
+    @overload
+    def request(self, action: Literal["desktop.act"], params: DesktopActParams) -> DesktopActResult: ...
+
+    @overload
+    def request(self, action: Literal["browser.open"], params: BrowserOpenParams | None = None) -> BrowserOpenResult: ...
+
+    @overload
+    def request(self, action: Literal["desktop.open"], params: DesktopOpenParams | None = None) -> DesktopOpenResult: ...
 
     def request(self, action: str, params: Any = None) -> Any:
         """Sends one action and returns its result; raises HotlineError with the wire's error."""
