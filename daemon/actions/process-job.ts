@@ -8,6 +8,7 @@ import type { JobOutcome } from "../jobs/manager.js";
 import { startProcess, type ProcessExit } from "../runners/process.js";
 import { checkExecSize } from "../util/exec-limits.js";
 import { JOB_MARKER, oomKillBaseline, oomKillText } from "../process/index.js";
+import { untilTurnHasRoom } from "../util/turn-budget.js";
 import type { ActionContext } from "./context.js";
 import { startJob, type JobReply } from "./job-start.js";
 
@@ -97,6 +98,9 @@ function loadTerminalRunner(): Promise<typeof import("../runners/pty.js")> {
  */
 export async function startProcessJob(req: ProcessJobRequest, ctx: Pick<ActionContext, "services">): Promise<JobReply> {
   const { services } = ctx;
+  // A burst of starts is spread over turns, so no client waits for a hundred spawns in one.
+  const turn = untilTurnHasRoom();
+  if (turn) await turn;
   const cwd = req.cwd ?? homedir();
   checkCwd(cwd);
   const terminal = req.pty ? await loadTerminalRunner() : undefined;

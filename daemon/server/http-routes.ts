@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import type { Logger } from "pino";
+import { frontDoor } from "./front-door.js";
 import type { UnprovenSockets } from "./unproven-sockets.js";
 
 /**
@@ -46,8 +47,8 @@ function matches(prefix: string, path: string): boolean {
 
 /**
  * The daemon's HTTP request handler: the first route whose prefix matches serves the request; a
- * route that throws fails that one request with 500, never the daemon. Anything else answers 426,
- * as the WebSocket-only daemon always has.
+ * route that throws fails that one request with 500, never the daemon. `GET /` answers how to
+ * connect (front-door.ts); anything else answers 426, as the WebSocket-only daemon always has.
  */
 export function routeHttp(
   routes: readonly HttpRoute[],
@@ -63,7 +64,10 @@ export function routeHttp(
     };
     const path = (req.url ?? "/").split("?")[0]!;
     const route = routes.find((r) => matches(r.prefix, path));
-    if (!route) return sendJson(res, 426, "invalid_request", "this endpoint speaks WebSocket only");
+    if (!route) {
+      if (frontDoor(req, res)) return;
+      return sendJson(res, 426, "invalid_request", "this endpoint speaks WebSocket only; GET / says how to connect");
+    }
     const fail = (err: unknown): void => {
       log.error({ err, path }, "http route failed");
       sendJson(res, 500, "internal", `internal error: ${(err as Error)?.message ?? String(err)}`);
