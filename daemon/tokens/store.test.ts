@@ -99,6 +99,12 @@ describe("what a token issues is bounded by it", () => {
     expect(() => tokens.create({ scope: "observe", ttlMs: TTL, issuer: link.id }, T0)).toThrow(
       expect.objectContaining({ code: "forbidden", message: expect.stringContaining("browser link") }),
     );
+    expect(() => tokens.create({ scope: "manage", ttlMs: TTL, issuer: link.id, use: "ssh" }, T0)).toThrow(
+      expect.objectContaining({ code: "forbidden" }),
+    );
+    // The console's preview buttons: a link may issue a preview link, bound to a port and capped by it.
+    const preview = tokens.create({ scope: "manage", ttlMs: 10 * TTL, issuer: link.id, use: "preview", port: 5173 }, T0);
+    expect(preview.expiresAt).toBe(new Date(T0 + TTL).toISOString());
     expect(tokens.list(T0).find((t) => t.id === link.id)).not.toHaveProperty("pageOnly");
   });
 

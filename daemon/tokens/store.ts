@@ -188,7 +188,7 @@ export class TokenStore {
   create(request: TokenRequest, now = Date.now()): { token: string; id: string; expiresAt: string } {
     const { scope, ttlMs, label, use = "api", port, issuer, pageOnly } = request;
     const live = this.live(now);
-    const bound = this.issuerBound(issuer, scope, now);
+    const bound = this.issuerBound(issuer, scope, now, use);
     this.checkBudget(live, issuer, bound.scope);
     const token = `${TOKEN_PREFIX[use]}${randomBytes(32).toString("base64url")}`;
     const expiresAt = new Date(Math.min(now + (ttlMs ?? DEFAULT_TOKEN_TTL_MS), bound.expiresAt ?? Number.POSITIVE_INFINITY)).toISOString();
@@ -209,13 +209,17 @@ export class TokenStore {
   }
 
   /** What an issuer allows: its scope and its (chain's) expiry; throws when it may not issue `scope`. */
-  private issuerBound(issuer: string | undefined, scope: Scope, now: number): { scope: Scope; expiresAt?: number } {
+  private issuerBound(issuer: string | undefined, scope: Scope, now: number, use: TokenUse = "api"): { scope: Scope; expiresAt?: number } {
     if (issuer === undefined || issuer === PRIMARY_TOKEN_ID) return { scope: "manage" };
     const why = this.invalidReason(issuer, now);
     if (why !== undefined) throw new ActionError("unauthorized", `${why}; reconnect with a valid token`);
     const record = this.byId.get(issuer)!;
-    if (record.pageOnly)
-      throw new ActionError("forbidden", `token ${issuer} is a browser link's: it opens its page only and cannot issue tokens or links`);
+    // A console link's preview buttons mint preview links: bound to one port, capped like any other.
+    if (record.pageOnly && use !== "preview")
+      throw new ActionError(
+        "forbidden",
+        `token ${issuer} is a browser link's: it opens its page only and cannot issue tokens or links (only preview links)`,
+      );
     if (SCOPE_RANK[scope] > SCOPE_RANK[record.scope])
       throw new ActionError("forbidden", `token ${issuer} has scope ${record.scope} and cannot issue a ${scope} token`, { path: "/scope" });
     const expiresAt = this.lineage(record)?.expiresAt;

@@ -72,7 +72,7 @@ describe("files.* through the real daemon", () => {
       state: "succeeded",
       result: { path: join(dir, "f.bin"), size: BODY.length, sha256: SHA, url: `${server.url}/file.bin` },
     });
-    expect(job.progress).toMatchObject({ phase: "download", unit: "bytes", done: BODY.length, total: BODY.length });
+    expect(job.progress).toMatchObject({ phase: "done", unit: "bytes", done: BODY.length, total: BODY.length });
     expect(readFileSync(join(dir, "f.bin")).equals(BODY)).toBe(true);
     const out = await client.ok("jobs.output", { job: job.id });
     expect(out.data).toContain(`sha256 ${SHA}`);
