@@ -114,8 +114,10 @@ describe("files.* with hostile sizes", () => {
   }, 300_000);
 
   it("files.stat, mkdir, move: a deep path, and a 100,000-entry tree", async () => {
-    // 250 levels: at 1,000 (a 2,000-byte path) files.mkdir still made state.info wait ~1.4 s (not yet fixed).
-    const deep = join(root, ...Array.from({ length: 250 }, () => "d"));
+    // The longest path the kernel takes (4,095 bytes; the schema allows 4,096): about 2,000 levels.
+    // At 1,000 levels a recursive realpath of the missing part once resumed every level in one turn.
+    const deep = join(root, ...Array.from({ length: Math.floor((4095 - root.length) / 2) }, () => "d"));
+    expect(deep.length).toBeGreaterThan(4090);
     expect((await measured("files.mkdir", { path: deep, parents: true })).result).toMatchObject({ created: true });
     expect((await measured("files.stat", { path: deep })).result).toMatchObject({ type: "directory" });
     const moved = join(root, "moved");
