@@ -111,24 +111,17 @@ export async function sshBenchmarks(options: { execPairs?: number; scpPairs?: nu
       return ms;
     };
     const pairs = options.scpPairs ?? 3;
-    rows.push(
-      pairRow(
-        `scp ${SCP_MIB} MiB up (SFTP) vs sshd`,
-        await samplePairs(pairs, 1, scp(ours, "up"), scp(theirs, "up")),
-        "≥ 0.7× sshd",
-        (r) => r >= 0.7,
-        SCP_MIB,
-      ),
-    );
-    rows.push(
-      pairRow(
-        `scp ${SCP_MIB} MiB down (SFTP) vs sshd`,
-        await samplePairs(pairs, 1, scp(ours, "down"), scp(theirs, "down")),
-        "≥ 0.7× sshd",
-        (r) => r >= 0.7,
-        SCP_MIB,
-      ),
-    );
+    for (const direction of ["up", "down"] as const) {
+      rows.push(
+        pairRow(
+          `scp ${SCP_MIB} MiB ${direction} (SFTP) vs sshd`,
+          await samplePairs(pairs, 1, scp(ours, direction), scp(theirs, direction)),
+          "≥ 0.7× sshd",
+          (r) => r >= 0.7,
+          SCP_MIB,
+        ),
+      );
+    }
     return rows;
   } finally {
     sshd?.proc.kill("SIGTERM");
