@@ -181,7 +181,15 @@ export class HotlineServer {
     const hosts = this.options.hostRoutes;
     if (!hosts) return routes;
     return (req, res) => {
-      if (!hosts.claims(req)) return routes(req, res);
+      let claimed: boolean;
+      try {
+        claimed = hosts.claims(req);
+      } catch (err) {
+        // A Host header the router cannot read costs that request its answer, never the daemon.
+        this.options.log.error({ err }, "host routing failed");
+        return void res.destroy();
+      }
+      if (!claimed) return routes(req, res);
       hosts.request(req, res, () => {
         this.unproven.prove(req.socket);
         // Idle between keep-alive requests, the socket has to prove itself again.
