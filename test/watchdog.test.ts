@@ -78,7 +78,10 @@ describe("the event-loop watchdog", () => {
       }
       const hog: ChildProcess = spawn("taskset", ["-c", cpu, process.execPath, "-e", "for(;;);"], { stdio: "ignore" });
       onTestFinished(() => void hog.kill("SIGKILL"));
-      await sleep(1500);
+      // Until the watchdog has seen a late turn: how soon one comes depends on the machine's load.
+      const lateSeen = () => daemon.logLines.some((l) => l.includes('"event loop late: the daemon waited for a CPU"'));
+      for (const started = Date.now(); !lateSeen() && Date.now() - started < 20_000; ) await sleep(250);
+      await sleep(500);
       hog.kill("SIGKILL");
       const { eventLoop } = await client.ok("state.info");
       const records = daemon.logLines.filter((l) => l.includes('"event loop ')).map((l) => JSON.parse(l));

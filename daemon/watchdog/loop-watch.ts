@@ -31,6 +31,9 @@ const round = (ms: number): number => Math.round(ms * 10) / 10;
  * Time blocked in a synchronous syscall (a sync fs call waiting on disk) is *not* subtracted: the
  * thread was not waiting for a CPU, every client waited on it, so it is a stall like CPU work.
  * (Comparing CPU used with the wall gap would excuse those; schedstat tells the two apart.)
+ * One exception: the main thread blocked while the daemon's other threads waited for a CPU (V8's
+ * GC helpers it joins, starved on the same loaded CPU) waited for a CPU too, through them; that
+ * blocked time is excused up to the other threads' run-queue wait in the same turn.
  * What stays as noise: a virtual machine's vCPU stolen by its host looks like work to the guest.
  */
 export class LoopWatch {
@@ -83,8 +86,11 @@ export class LoopWatch {
       const before = this.lastSched;
       const queuedMs = sched && before ? Math.max(0, sched.waitedMs - before.waitedMs) : 0;
       const cpuMs = sched && before ? sched.cpuMs - before.cpuMs : undefined;
-      const busyMs = Math.max(0, lateMs - queuedMs);
-      this.late(lateMs, busyMs, queuedMs, cpuMs, this.tracker.blame(this.lastTick, busyMs));
+      const othersQueuedMs = sched && before ? sched.othersWaitedMs - before.othersWaitedMs : 0;
+      const blockedMs = Math.max(0, lateMs - queuedMs - (cpuMs ?? lateMs));
+      const busyMs = Math.max(0, lateMs - queuedMs - Math.min(blockedMs, othersQueuedMs));
+      const waits = { queuedMs, othersQueuedMs };
+      this.late(lateMs, busyMs, waits, cpuMs, this.tracker.blame(this.lastTick, busyMs));
     } else {
       this.tracker.reset();
     }
@@ -92,10 +98,17 @@ export class LoopWatch {
     this.lastSched = sched;
   }
 
-  private late(lateMs: number, busyMs: number, queuedMs: number, cpuMs: number | undefined, blame: Blame): void {
+  private late(
+    lateMs: number,
+    busyMs: number,
+    waits: { queuedMs: number; othersQueuedMs: number },
+    cpuMs: number | undefined,
+    blame: Blame,
+  ): void {
     // cpuMs (the main thread on a CPU) is for the reader: busyMs minus it was spent blocked (or, in a VM, stolen).
     const cpu = cpuMs === undefined ? {} : { cpuMs: round(cpuMs) };
-    const record = { ms: round(lateMs), busyMs: round(busyMs), runQueueMs: round(queuedMs), ...cpu, ...blame };
+    const queues = { runQueueMs: round(waits.queuedMs), otherThreadsRunQueueMs: round(waits.othersQueuedMs) };
+    const record = { ms: round(lateMs), busyMs: round(busyMs), ...queues, ...cpu, ...blame };
     if (busyMs < STALL_MS) {
       this.log.debug(record, "event loop late: the daemon waited for a CPU");
       return;

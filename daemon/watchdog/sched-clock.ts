@@ -1,41 +1,94 @@
-import { closeSync, openSync, readSync } from "node:fs";
+import { closeSync, openSync, readdirSync, readSync } from "node:fs";
 
-/** The main thread's time on a CPU and waiting, runnable, for one, since it started (ms). */
+/** Scheduler times since the clock started (ms). */
 export interface SchedTimes {
+  /** The main thread on a CPU. */
   cpuMs: number;
+  /** The main thread runnable, waiting for a CPU. */
   waitedMs: number;
+  /** Every other thread of the daemon (V8's GC helpers, libuv's pool) runnable, waiting for a CPU, summed. */
+  othersWaitedMs: number;
 }
 
+/** How often the list of threads is read again (threads come and go rarely). */
+const RELIST_MS = 2000;
+
 /**
- * The main thread's scheduler times: the first two fields of Linux's /proc/self/task/<tid>/schedstat
- * (sum_exec_runtime and run_delay, ns). Read from a file descriptor held open, a few microseconds
- * per read; undefined where the kernel does not report them.
+ * The daemon's scheduler times: the first two fields of Linux's /proc/self/task/<tid>/schedstat
+ * (sum_exec_runtime and run_delay, ns) of the main thread, and the run_delay of every other thread.
+ * Each file is read from a descriptor held open, a few microseconds per read; undefined where the
+ * kernel does not report them.
  */
 export class SchedClock {
-  private fd: number | undefined;
+  private readonly fds = new Map<number, { fd: number; lastWaitedNs: number }>();
   private readonly buffer = Buffer.alloc(96);
+  private othersWaitedNs = 0;
+  private listedAt = Number.NEGATIVE_INFINITY;
 
-  constructor() {
+  read(): SchedTimes | undefined {
+    const now = performance.now();
+    if (now - this.listedAt >= RELIST_MS) this.relist(now);
+    const main = this.fds.get(process.pid);
+    const own = main && this.sample(main.fd);
+    if (!own) return undefined;
+    for (const [tid, thread] of this.fds) {
+      if (tid === process.pid) continue;
+      const times = this.sample(thread.fd);
+      if (!times) {
+        this.drop(tid);
+        continue;
+      }
+      this.othersWaitedNs += Math.max(0, times.waitedNs - thread.lastWaitedNs);
+      thread.lastWaitedNs = times.waitedNs;
+    }
+    return { cpuMs: own.cpuNs / 1e6, waitedMs: own.waitedNs / 1e6, othersWaitedMs: this.othersWaitedNs / 1e6 };
+  }
+
+  close(): void {
+    for (const tid of [...this.fds.keys()]) this.drop(tid);
+  }
+
+  private relist(now: number): void {
+    this.listedAt = now;
+    let tids: number[];
     try {
-      this.fd = openSync(`/proc/self/task/${process.pid}/schedstat`, "r");
+      tids = readdirSync("/proc/self/task").map(Number).filter(Number.isInteger);
     } catch {
-      this.fd = undefined;
+      return;
+    }
+    const alive = new Set(tids);
+    for (const tid of [...this.fds.keys()]) if (!alive.has(tid)) this.drop(tid);
+    for (const tid of tids) {
+      if (this.fds.has(tid)) continue;
+      try {
+        const fd = openSync(`/proc/self/task/${tid}/schedstat`, "r");
+        // A thread seen for the first time counts from now: its wait before is not in any turn watched.
+        this.fds.set(tid, { fd, lastWaitedNs: this.sample(fd)?.waitedNs ?? 0 });
+      } catch {
+        // The thread ended between the listing and the open, or the kernel has no schedstat.
+      }
     }
   }
 
-  read(): SchedTimes | undefined {
-    if (this.fd === undefined) return undefined;
+  private sample(fd: number): { cpuNs: number; waitedNs: number } | undefined {
     try {
-      const n = readSync(this.fd, this.buffer, 0, this.buffer.length, 0);
+      const n = readSync(fd, this.buffer, 0, this.buffer.length, 0);
       const [cpu, waited] = this.buffer.toString("latin1", 0, n).split(" ").map(Number);
-      return Number.isFinite(cpu) && Number.isFinite(waited) ? { cpuMs: cpu! / 1e6, waitedMs: waited! / 1e6 } : undefined;
+      return Number.isFinite(cpu) && Number.isFinite(waited) ? { cpuNs: cpu!, waitedNs: waited! } : undefined;
     } catch {
       return undefined;
     }
   }
 
-  close(): void {
-    if (this.fd !== undefined) closeSync(this.fd);
-    this.fd = undefined;
+  private drop(tid: number): void {
+    const thread = this.fds.get(tid);
+    this.fds.delete(tid);
+    if (thread) {
+      try {
+        closeSync(thread.fd);
+      } catch {
+        // Already closed.
+      }
+    }
   }
 }
