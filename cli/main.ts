@@ -12,7 +12,8 @@ import { cliErrorText } from "./flag-names.js";
 const USAGE = `hotline — the in-sandbox agent daemon and its CLI
 
   hotline daemon [--port N] [--host H] …      start the daemon in the foreground (--help: all its flags)
-  hotline state info|guide|catalog            what the daemon is / the agent guide / Nix inputs
+  hotline state info|catalog                  what the daemon is / Nix inputs
+  hotline state guide [SECTION|all]           the agent guide: its core, one section (e.g. jobs), or all
   hotline shell [--cwd D] [--pty] -- CMD…     run a command, stream its output, exit with its code
   hotline jobs [--state S] [--limit N]        list jobs, newest first
   hotline status JOB                          one job's status

@@ -240,10 +240,23 @@ class StateInfoResult(TypedDict):
     actions: list[StateInfoResultActionsItem]
 
 
+class StateGuideParams(TypedDict, total=False):
+    section: str
+
+
+class StateGuideResultSectionsItem(TypedDict):
+    name: str
+    title: str
+    bytes: int
+    actions: list[str]
+
+
 class StateGuideResult(TypedDict):
     version: str
+    section: str
     sha256: str
     text: str
+    sections: list[StateGuideResultSectionsItem]
 
 
 class _StateCatalogResultNixpkgsRequired(TypedDict):
@@ -1137,7 +1150,6 @@ class DesktopOpenResult1(TypedDict):
 
 
 StateInfoParams = NoParams
-StateGuideParams = NoParams
 StateCatalogParams = NoParams
 FilesDownloadResult = JobReply
 FilesExtractResult = JobReply
