@@ -64,23 +64,26 @@ function sentences(block: string): string[] {
  * The guide's key rules for one action, for its tool description: the blocks under its heading, in
  * order, while they fit, each cut only at a sentence's end; they end before a sentence that points
  * elsewhere in the guide ("above"), a short line introducing an example, or a block continuing one.
- * "(see …)" asides are dropped, and so is any block naming a parameter in `omit` (options this
- * transport does not offer).
+ * "(see …)" asides are dropped, and so is every sentence (or list item) naming one of `omit` in
+ * backticks: parameters and actions this transport does not offer.
  * Empty when the guide has no heading naming the action.
  */
 export function keyRules(guide: string, action: string, omit: readonly string[] = []): string {
+  const names = (text: string) => omit.some((name) => text.includes(`\`${name}\``));
   const lines = guide.split("\n");
   const start = headingOf(lines, action);
   if (start < 0) return "";
   const kept: string[] = [];
   let size = 0;
   for (const block of blocksUnder(lines, start)) {
-    if (omit.some((name) => block.includes(`\`${name}\``))) continue;
+    // A list item about an option left out goes whole; elsewhere only the sentences naming one.
+    if (/^- `/.test(block) && names(block.slice(0, block.indexOf("`", 3) + 1))) continue;
     // A block in lower case continues an example the description does not carry: the rules end there.
     if (/^[a-z]/.test(block)) break;
     const fitting: string[] = [];
     let whole = true;
     for (const sentence of sentences(block)) {
+      if (names(sentence)) continue;
       const text = standalone(sentence);
       if (text === undefined || size + text.length + 1 > MAX_RULES_CHARS) {
         whole = false;

@@ -51,7 +51,7 @@ export const WEBSOCKET_ONLY: Readonly<Record<string, readonly string[]>> = {
  * each is the whole rule, in sentences written for an MCP caller.
  */
 const MCP_RULES: Readonly<Record<string, string>> = {
-  "files.read": "The bytes come in `data`, as text or base64 (`encoding` says which); there are no binary frames over MCP.",
+  "files.read": "The bytes come in `data`, as text or as base64 (`encoding` says which).",
   "files.write":
     "One call carries at most 1 MiB of request, so send content over 512 KiB in chunks of 512 KiB of raw bytes (base64: 699,052 characters): " +
     "the first chunk with `final: false` and no `upload` (its result has `done: false` and the `upload` id), " +
@@ -139,7 +139,17 @@ function mcpParams(schema: ToolDescription["inputSchema"], omit: readonly string
   return { ...schema, properties };
 }
 
-/** An action's description: its summary, the MCP job rule, its own rules, and where the rest is. */
+/** `files.write` → `files_write` in backticks, for every action that is a tool: the names an MCP caller calls. */
+function toolNames(text: string): string {
+  return text.replace(/`([a-z]+(?:\.[a-z]+)+)`/g, (whole, name: string) =>
+    ACTIONS.some((a) => a.name === name) && !(name in EXCLUDED) ? `\`${toolName(name)}\`` : whole,
+  );
+}
+
+/**
+ * An action's description: its summary, the MCP job rule, its own rules (without what MCP does not
+ * offer: the WEBSOCKET_ONLY parameters and the EXCLUDED actions), and where the rest is.
+ */
 function describeTool(action: ActionDefinition, guide: GuideForTools, omit: readonly string[]): string {
   const section = guide.sections.find((s) => s.actions.includes(action.name))?.name;
   const more = section ? `Full rules: the resource ${guideUri(section)}.` : "";
@@ -147,7 +157,7 @@ function describeTool(action: ActionDefinition, guide: GuideForTools, omit: read
     action.summary,
     startsJob(action) ? JOB_RULE : "",
     MCP_RULES[action.name] ?? "",
-    keyRules(guide.text, action.name, omit),
+    toolNames(keyRules(guide.text, action.name, [...omit, ...Object.keys(EXCLUDED)])),
     more,
   ];
   return parts.filter(Boolean).join("\n\n");
