@@ -138,7 +138,8 @@ if [ "$offline" = 1 ]; then
 fi
 if [ "$engine" = podman ]; then
   # podman reads a .dockerignore at the context's root only; this one sits beside the Dockerfile.
-  set -- --jobs 1 --ignorefile "$root/image/Dockerfile.dockerignore" "$@"
+  # The docker format: the OCI format has no SHELL and no HEALTHCHECK, and podman drops both.
+  set -- --format docker --jobs 1 --ignorefile "$root/image/Dockerfile.dockerignore" "$@"
 fi
 cd "$root"
 exec nice -n 10 "$engine" build -f image/Dockerfile -t "$tag" "$@" .
