@@ -99,6 +99,8 @@ describe.skipIf(!ENGINE)(`the desktop image booted (${ENGINE ?? "no engine"})`, 
   let port = 0;
   let volumeDir = "";
   let tokenFile = "";
+  /** The commit build.sh stamped into the image (HEAD when the build started). */
+  let builtCommit = "";
   let client: HotlineClient;
   let server: Server | undefined;
   let browser: Browser | undefined;
@@ -177,6 +179,7 @@ describe.skipIf(!ENGINE)(`the desktop image booted (${ENGINE ?? "no engine"})`, 
     // Build (the engine's layer cache makes a rebuild of unchanged sources quick).
     const log = join(SHOTS, "image-build.log");
     writeFileSync(log, "");
+    builtCommit = execFileSync("git", ["-C", ROOT, "rev-parse", "HEAD"], { encoding: "utf8" }).trim();
     const started = Date.now();
     const code = await runLogged("nice", ["-n", "10", "sh", join(IMAGE, "build.sh"), "--offline", "--tag", TAG, "--engine", ENGINE!], log);
     times.build = Date.now() - started;
@@ -213,8 +216,7 @@ describe.skipIf(!ENGINE)(`the desktop image booted (${ENGINE ?? "no engine"})`, 
     expect(info.user).toBe("agent");
     expect(info.directories).toMatchObject({ systemConfig: "/etc/hotline", workspaceRoot: `${HOME}/workspace` });
     expect(info.nix).toMatchObject({ available: true, flakes: true });
-    const head = execFileSync("git", ["-C", ROOT, "rev-parse", "HEAD"], { encoding: "utf8" }).trim();
-    expect(info.commit).toBe(head);
+    expect(info.commit).toBe(builtCommit);
 
     const host = await TestDaemon.start();
     try {
