@@ -418,6 +418,9 @@ describe.skipIf(!ENGINE)(`the desktop image booted (${ENGINE ?? "no engine"})`, 
   it("has its desktop up, and its Chromium runs with the image's policy in force", async () => {
     const info = await client.request("state.info");
     expect(info.desktop, JSON.stringify(info.desktop)).toMatchObject({ available: true, display: ":1" });
+    // The X display answers, and the XFCE session's panel runs on it.
+    await sh("xset -display :1 q >/dev/null");
+    expect(await sh("ps -eo comm=")).toMatch(/^xfce4-panel$/m);
     const shot = await client.request("desktop.screenshot", { maxWidth: 800 });
     expect(shot.format).toBe("png");
     writeFileSync(join(SHOTS, "image-desktop.png"), Buffer.from(shot.data, "base64"));
