@@ -161,7 +161,9 @@ describe.skipIf(!ENGINE)(`the desktop image booted (${ENGINE ?? "no engine"})`, 
 
   async function removeContainer(): Promise<void> {
     await client?.close().catch(() => undefined);
-    spawnSync(ENGINE!, ["rm", "-f", "-t", "10", NAME], { encoding: "utf8", timeout: 60_000 });
+    // A graceful stop first (SIGTERM to supervisord, which stops the daemon), as an upgrade would.
+    spawnSync(ENGINE!, ["stop", "-t", "10", NAME], { encoding: "utf8", timeout: 60_000 });
+    spawnSync(ENGINE!, ["rm", "-f", NAME], { encoding: "utf8", timeout: 60_000 });
   }
 
   /** A shell job in the container; its output, failing the test when it did not succeed. */
