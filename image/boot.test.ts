@@ -156,7 +156,7 @@ describe.skipIf(!ENGINE)(`the desktop image booted (${ENGINE ?? "no engine"})`, 
       }
       await sleep(200);
     }
-    times[times.boot === undefined ? "boot" : "reboot"] = Date.now() - started;
+    times[times.boot === undefined ? "boot" : times.reboot === undefined ? "reboot" : "reboot2"] = Date.now() - started;
   }
 
   async function removeContainer(): Promise<void> {
@@ -471,6 +471,19 @@ describe.skipIf(!ENGINE)(`the desktop image booted (${ENGINE ?? "no engine"})`, 
     expect(readFileSync(join(volumeDir, ".bash_history"), "utf8")).toContain(before.historyMarker!);
     expect(existsSync(join(volumeDir, ".config/hotline/chromium"))).toBe(true);
     expect(await sh("id -un")).toBe("agent\n");
+  });
+
+  it("with the home alone kept (a fresh /nix from the image), prepare of the workspace builds again from its definitions and the job sees the environment", async () => {
+    await removeContainer();
+    engine(["volume", "rm", "-f", NIX_VOLUME]);
+    await boot();
+    const reply = await client.request("prepare", { workspace: WORKSPACE, packages: ["hello-a"] });
+    expect(reply.ready).toBe(false);
+    if (!reply.ready && reply.job) {
+      const done = await client.request("jobs.wait", { job: reply.job.id, timeoutMs: 300_000 });
+      expect(done.job.state, JSON.stringify(done.job.error)).toBe("succeeded");
+    }
+    expect(await sh("hello-a", { cwd: WORKSPACE })).toBe("hello-a from standin 1\n");
   });
 
   it("reports the image's size and the container's idle memory", async () => {
