@@ -87,7 +87,32 @@ describe.skipIf(!haveSsh)("SSH: forwarding with the real OpenSSH client", () => 
     await listening(port);
     const got = await curl([`http://127.0.0.1:${port}/`]);
     expect(got.code).not.toBe(0);
-    await expect.poll(fw.stderr, { timeout: 30_000 }).toMatch(/open failed/);
+    await expect
+      .poll(fw.stderr, { timeout: 30_000 })
+      .toMatch(/open failed: administratively prohibited: 192\.0\.2\.1 is not a loopback address \(sshForwardAny is off\)/);
+  });
+
+  it("a forward to a loopback port nobody listens on tells the client why: connection refused on that address", async () => {
+    const access = await clients.open(ctx.client);
+    const [port, closed] = [await freePort(), await freePort()];
+    const fw = forwarder(access, ["-L", `${port}:127.0.0.1:${closed}`]);
+    await listening(port);
+    const got = await curl([`http://127.0.0.1:${port}/`]);
+    expect(got.code).not.toBe(0);
+    await expect
+      .poll(fw.stderr, { timeout: 30_000 })
+      .toMatch(new RegExp(`open failed: connect failed: connection refused on 127\\.0\\.0\\.1:${closed}`));
+    // ssh -W (stdio forwarding) shows it too, and exits 255.
+    const direct = await clients.run("bash", ["-c", pasted(access, [...clients.options(access, "INFO"), "-W", `127.0.0.1:${closed}`])]);
+    expect(direct.code).toBe(255);
+    expect(direct.stderr).toContain(`connect failed: connection refused on 127.0.0.1:${closed}`);
+  });
+
+  it("a forward to a name that does not resolve says so", async () => {
+    const access = await clients.open(ctx.client);
+    const direct = await clients.run("bash", ["-c", pasted(access, [...clients.options(access, "INFO"), "-W", "no-such-host.invalid:80"])]);
+    expect(direct.code).toBe(255);
+    expect(direct.stderr).toMatch(/connect failed: no-such-host\.invalid does not resolve \(ENOTFOUND\)/);
   });
 
   it("ssh -R listens on loopback on the daemon's side and forwards back", async () => {
