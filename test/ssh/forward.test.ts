@@ -124,6 +124,15 @@ describe.skipIf(!haveSsh)("SSH: forwarding with the real OpenSSH client", () => 
     expect(got).toMatchObject({ code: 0, stdout: "page at /via-R\n" });
   });
 
+  it("ssh -R on a non-loopback address is refused: the client's forward fails", async () => {
+    const access = await clients.open(ctx.client);
+    const port = await freePort();
+    const run = await clients.ssh(access, ["-N", "-o", "ExitOnForwardFailure=yes", "-R", `0.0.0.0:${port}:127.0.0.1:${httpPort}`]);
+    expect(run.code).toBe(255);
+    expect(run.stderr).toContain(`remote port forwarding failed for listen port ${port}`);
+    await expect.poll(() => ctx.daemon.logLines.some((l) => l.includes("ssh: remote forward refused")), { timeout: 5000 }).toBe(true);
+  });
+
   it("the VS Code Remote-SSH handshake: `ssh -T -D PORT … bash` with its script on stdin, then SOCKS through -D", async () => {
     const access = await clients.open(ctx.client);
     const port = await freePort();
