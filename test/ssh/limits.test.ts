@@ -1,6 +1,8 @@
+import { randomBytes } from "node:crypto";
 import { connect, type Socket } from "node:net";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { FAILURES_PER_WINDOW } from "../../daemon/ssh/auth.js";
+import { rssMiB } from "../fs/helpers.js";
 import { useDaemon } from "../helpers/daemon.js";
 import { SshClients } from "../helpers/ssh.js";
 import { toolAvailable } from "../helpers/tools.js";
@@ -19,6 +21,23 @@ describe.skipIf(!haveSsh)("SSH: connection budget and refusal rate limit, with t
     for (const s of sockets.splice(0)) s.destroy();
   });
   afterAll(() => clients.cleanup());
+
+  it("garbage on the SSH port (random bytes, a 1 MiB version line, a packet claiming 4 GiB) ends that connection only", async () => {
+    const access = await clients.open(ctx.client);
+    const before = rssMiB(ctx.daemon.proc.pid!);
+    const version = Buffer.from("SSH-2.0-OpenSSH_9.2\r\n");
+    const huge = Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0a, 0x14]);
+    for (const payload of [randomBytes(1 << 20), Buffer.alloc(1 << 20, "S"), Buffer.concat([version, huge, randomBytes(64 * 1024)])]) {
+      const socket = connect(access.sshPort as number, "127.0.0.1");
+      socket.on("error", () => {});
+      socket.on("data", () => {});
+      socket.write(payload);
+      await new Promise<void>((resolve) => socket.once("close", () => resolve()));
+    }
+    expect((await ctx.client.ok("state.info")).ssh).toMatchObject({ available: true });
+    expect(rssMiB(ctx.daemon.proc.pid!) - before).toBeLessThan(64);
+    expect((await clients.ssh(access, [], "echo hi")).stdout).toBe("hi\n");
+  });
 
   it(`past sshMaxConnections (${MAX_CONNECTIONS}) a connection is refused at once, and accepted again once one closes`, async () => {
     const access = await clients.open(ctx.client);
