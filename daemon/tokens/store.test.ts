@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { TokenStore } from "./store.js";
 
 const dirs: string[] = [];
@@ -236,6 +236,22 @@ describe("tokens.json is written off the event loop, one write at a time, and a 
     rmSync(file, { recursive: true });
     writeFileSync(file, saved);
     expect(new TokenStore(dir).list(T0).map((t) => t.id)).toEqual([kept.id]);
+  });
+
+  it("a revoke whose write failed stays in force, and the daemon saves it once the file can be written again", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hotline-tokens-"));
+    dirs.push(dir);
+    const tokens = new TokenStore(dir, 1000, 50);
+    const { id, token } = await tokens.create({ scope: "observe", ttlMs: TTL }, T0);
+    const file = join(dir, "tokens.json");
+    const saved = readFileSync(file, "utf8");
+    rmSync(file);
+    mkdirSync(join(file, "x"), { recursive: true });
+    await expect(tokens.revoke(id, T0)).rejects.toMatchObject({ code: "unavailable", message: expect.stringContaining("saves it again") });
+    expect(tokens.check(token, T0)).toEqual({ ok: false, reason: "wrong" });
+    rmSync(file, { recursive: true });
+    writeFileSync(file, saved); // the old table, with the token: as the failed write left it
+    await vi.waitFor(() => expect(onDisk(dir)).toEqual([]), { timeout: 5000, interval: 20 });
   });
 
   it("a temporary file left by a crash mid-write is removed at start, and the table read is the last whole one", async () => {

@@ -79,11 +79,14 @@ const sha256 = (text: string): Buffer => createHash("sha256").update(text).diges
 /** Tokens dropped from the file whose end is remembered (in memory) so a refusal can say why. */
 const REMEMBERED_ENDS = 1000;
 
+/** After a failed write of tokens.json, how long until the table is written again (the file lacks a change). */
+const SAVE_RETRY_MS = 5000;
+
 /** Changes waiting for the next write of tokens.json, and the callers waiting for it to be durable. */
 interface Batch {
   /** Tokens created in this batch: dropped again if its write fails, since nobody was given them. */
   created: IssuedToken[];
-  waiters: Array<{ resolve: () => void; reject: (err: unknown) => void; change: "create" | "revoke" }>;
+  waiters: Array<{ resolve: () => void; reject: (err: unknown) => void; change: "create" | "revoke" | "retry" }>;
 }
 
 /**
@@ -114,6 +117,7 @@ export class TokenStore {
   constructor(
     configDir: string,
     private readonly maxLive = MAX_LIVE_TOKENS,
+    private readonly retryMs = SAVE_RETRY_MS,
   ) {
     mkdirSync(configDir, { recursive: true, mode: 0o700 });
     const tokenPath = join(configDir, "token");
@@ -336,10 +340,10 @@ export class TokenStore {
    * costs two writes, not one each. Each write is a temporary file, fsynced, renamed over the old
    * one, so after a crash the file is the old table or the new, never a mix.
    */
-  private persist(created?: IssuedToken): Promise<void> {
+  private persist(created?: IssuedToken, retry = false): Promise<void> {
     this.pending ??= { created: [], waiters: [] };
     if (created) this.pending.created.push(created);
-    const change = created ? "create" : "revoke";
+    const change = created ? "create" : retry ? "retry" : "revoke";
     const done = new Promise<void>((resolve, reject) => this.pending!.waiters.push({ resolve, reject, change }));
     // Changes made in this turn join the write too: it starts in the next one.
     if (!this.writing) {
@@ -365,15 +369,17 @@ export class TokenStore {
       },
       (err: NodeJS.ErrnoException) => {
         // Nobody was given these tokens: they must not hold. A revocation stays in force in
-        // memory, and the next write (any later change) carries it.
+        // memory, and the file gets it with the next write: a later change's, or the retry's.
         const dropped = new Set(batch.created);
         if (dropped.size) this.load(this.issued.filter((t) => !dropped.has(t)));
         const why = `the token table could not be saved (${this.issuedPath}: ${err.code ?? err.message})`;
         const outcome = {
           create: "the token was not issued; retry once the disk has room",
-          revoke: "the token is revoked in this daemon, but the file keeps it until a later change is saved; retry the revoke",
+          revoke: `the token is revoked (refused from now on), but the file still has it; the daemon saves it again every ${this.retryMs / 1000} s`,
+          retry: "",
         };
         for (const w of batch.waiters) w.reject(new ActionError("unavailable", `${why}: ${outcome[w.change]}`));
+        if (!this.pending) setTimeout(() => void this.persist(undefined, true).catch(() => undefined), this.retryMs).unref();
         this.writeNext();
       },
     );
