@@ -200,6 +200,7 @@ export async function runDaemon(argv: string[]): Promise<void> {
         },
       ],
       ["jobs", () => jobs.shutdown()],
+      ["tokens", () => tokens.flush()],
       ["desktop", () => services.desktop.close()],
     ] as const) {
       await step().catch((err: unknown) => log.error({ err, step: what }, "shutdown step failed"));
