@@ -2,24 +2,12 @@ import { createHash, randomBytes } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ActionError } from "../../protocol/errors.js";
 import { downloadFile } from "../../daemon/runners/download.js";
 import { sanitizeFileName, nameFromContentDisposition } from "../../daemon/runners/download-name.js";
-import { listDir, progressReached, serveBytes, startServer, tempDir, testContext } from "./helpers.js";
+import { listDir, rejection, progressReached, serveBytes, startServer, tempDir, testContext } from "./helpers.js";
 
 const BODY = randomBytes(3 * 1024 * 1024 + 123);
 const BODY_SHA = createHash("sha256").update(BODY).digest("hex");
-
-async function rejection(p: Promise<unknown>): Promise<ActionError> {
-  const err = await p.then(
-    () => {
-      throw new Error("expected the promise to reject");
-    },
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ActionError);
-  return err as ActionError;
-}
 
 describe("downloadFile", () => {
   it("downloads a file, hashing it, and reports byte progress with the total", async () => {

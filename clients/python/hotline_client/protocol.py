@@ -303,6 +303,12 @@ class FilesDownloadParamsGithub(TypedDict):
     asset: str
 
 
+class FilesDownloadParamsSha256sums(TypedDict, total=False):
+    url: str
+    asset: str
+    name: str
+
+
 class _FilesDownloadParamsRequired(TypedDict):
     dest: str
 
@@ -311,6 +317,7 @@ class FilesDownloadParams(_FilesDownloadParamsRequired, total=False):
     url: str
     github: FilesDownloadParamsGithub
     sha256: str
+    sha256sums: FilesDownloadParamsSha256sums
     overwrite: bool
     parents: bool
     timeoutMs: int
