@@ -211,7 +211,8 @@ describe.skipIf(!hasNix)("prepare through the daemon (real nix, offline stand-in
     const { job } = await prepared({ workspace: ws, packages: ["hello-a", "broken"] });
     expect(job!.state).toBe("failed");
     expect(job!.error.message).toContain("previous environment stays in use");
-    expect(job!.error.details).toMatchObject({ fallback: true });
+    expect(job!.error).toMatchObject({ path: "/packages/1", details: { fallback: true, package: "broken" } });
+    expect(job!.error.message).toContain("broken: this package always fails");
     const log = await client.ok("jobs.output", { job: job!.id });
     expect(log.data).toContain("broken: this package always fails");
     expect(readFileSync(join(ws, ".hotline/nix/flake.nix"), "utf8")).toBe(flake);

@@ -4,6 +4,8 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { attrPathProblem, attrPathToNix, validatePackages } from "../../daemon/nix/attr-path.js";
 import { environmentFromDevEnv, type DevEnvJson } from "../../daemon/nix/dev-env.js";
+import { BuildFailures } from "../../daemon/nix/build-failures.js";
+import { nixFailure } from "../../daemon/nix/nix-failure.js";
 import { NixProgressTracker } from "../../daemon/nix/progress.js";
 import { parseNixLogLine } from "../../daemon/runners/nix-cli.js";
 
@@ -61,6 +63,50 @@ describe("internal-json parsing and progress (Nix 2.8 samples)", () => {
       if (e) t.handle(e);
     }
     expect(t.snapshot().builds.failed).toBeGreaterThanOrEqual(1);
+  });
+  it("names the derivation whose builder failed and its last lines, not the wrapper that depended on it", () => {
+    const failures = new BuildFailures();
+    for (const line of sample(`${SAMPLES}/internal-json-buildfail.log`).split("\n")) {
+      const e = parseNixLogLine(line);
+      if (e) failures.feed(e);
+    }
+    const drv = "/nix/store/l90g5prbzqai91b7zn5pjm842vpjx1i1-brokendep.drv";
+    expect(failures.list()).toEqual([{ name: "brokendep", drv, exitCode: 3, log: ["about to fail"] }]);
+    const wrapper = "1 dependencies of derivation '/nix/store/dbw75r946drl2fimkbl984s8blzwlgz7-x-env.drv' failed to build";
+    const asked = nixFailure(100, wrapper, ["hello", "brokendep"], failures.list());
+    expect(asked.toWire()).toMatchObject({
+      code: "invalid_request",
+      path: "/packages/1",
+      details: { nixExitCode: 100, package: "brokendep", failed: [{ name: "brokendep", package: "brokendep", log: ["about to fail"] }] },
+    });
+    expect(asked.message).toMatch(
+      /^packages\[1\] "brokendep" failed to build: .*exited with code 3; its builder's last lines:\nabout to fail\n/,
+    );
+    const dependency = nixFailure(100, wrapper, ["hello"], failures.list());
+    expect(dependency.path).toBeUndefined();
+    expect(dependency.message).toMatch(/^"brokendep" failed to build/);
+  });
+  it("keeps a failed builder's last 25 lines", () => {
+    const failures = new BuildFailures();
+    failures.feed({
+      action: "start",
+      id: "1",
+      level: 3,
+      type: 105,
+      text: "",
+      fields: ["/nix/store/00000000000000000000000000000000-big-1.0.drv"],
+    });
+    for (let i = 0; i < 1000; i++) failures.feed({ action: "result", id: "1", type: 101, fields: [`line ${i}`] });
+    failures.feed({
+      action: "msg",
+      level: 0,
+      msg: "",
+      raw_msg: "builder for '/nix/store/00000000000000000000000000000000-big-1.0.drv' failed with exit code 2",
+    });
+    const [big] = failures.list();
+    expect(big).toMatchObject({ name: "big-1.0", exitCode: 2 });
+    expect(big!.log).toEqual(Array.from({ length: 25 }, (_, i) => `line ${975 + i}`));
+    expect(nixFailure(100, "x", ["big"], failures.list()).path).toBe("/packages/0");
   });
 });
 
