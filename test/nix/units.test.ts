@@ -7,6 +7,8 @@ import { environmentFromDevEnv, type DevEnvJson } from "../../daemon/nix/dev-env
 import { BuildFailures } from "../../daemon/nix/build-failures.js";
 import { nixFailure } from "../../daemon/nix/nix-failure.js";
 import { NixProgressTracker } from "../../daemon/nix/progress.js";
+import { registryJson, registryTarget, withNixpkgsRegistry } from "../../daemon/nix/registry.js";
+import { DEFAULT_NIXPKGS } from "../../daemon/config.js";
 import { parseNixLogLine } from "../../daemon/runners/nix-cli.js";
 
 /** Logs and dev envs recorded from Nix 2.8 (see the notes on Nix formats). */
@@ -149,3 +151,24 @@ describe("dev env filtering", () => {
 function sample(path: string): string {
   return readFileSync(path, "utf8");
 }
+
+describe("the nixpkgs flake registry for jobs", () => {
+  it("points nixpkgs at a github pin (with its narHash once locked) or a local path", () => {
+    const rev = "50ab793786d9de88ee30ec4e4c24fb4236fc2674";
+    expect(registryTarget(`github:NixOS/nixpkgs/${rev}`)).toEqual({ type: "github", owner: "NixOS", repo: "nixpkgs", rev });
+    expect(registryTarget(`github:NixOS/nixpkgs/${rev}`, { rev, narHash: "sha256-x" })).toMatchObject({ narHash: "sha256-x" });
+    expect(registryTarget("github:NixOS/nixpkgs/nixos-24.05", { rev, narHash: "sha256-x" })).toEqual({
+      type: "github",
+      owner: "NixOS",
+      repo: "nixpkgs",
+      ref: "nixos-24.05",
+    });
+    expect(registryTarget("path:/srv/nixpkgs")).toEqual({ type: "path", path: "/srv/nixpkgs" });
+    expect(registryTarget("git+https://example.com/nixpkgs?rev=1")).toBeUndefined();
+    expect(withNixpkgsRegistry({ NIX_CONFIG: "a = b" }, "/s/r.json").NIX_CONFIG).toBe("a = b\nflake-registry = /s/r.json");
+  });
+  it("is what the image ships as /etc/nix/registry.json for the default pin", () => {
+    const shipped = readFileSync(join(dirname(fileURLToPath(import.meta.url)), "../../image/etc/nix/registry.json"), "utf8");
+    expect(shipped).toBe(registryJson(registryTarget(DEFAULT_NIXPKGS)!));
+  });
+});
