@@ -1,4 +1,5 @@
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -7,7 +8,8 @@ import { environmentFromDevEnv, type DevEnvJson } from "../../daemon/nix/dev-env
 import { BuildFailures } from "../../daemon/nix/build-failures.js";
 import { nixFailure } from "../../daemon/nix/nix-failure.js";
 import { NixProgressTracker } from "../../daemon/nix/progress.js";
-import { registryJson, registryTarget, withNixpkgsRegistry } from "../../daemon/nix/registry.js";
+import { registryJson, registryTarget, withNixpkgsRegistry, writeNixpkgsRegistry } from "../../daemon/nix/registry.js";
+import { toolAvailable } from "../helpers/tools.js";
 import { DEFAULT_NIXPKGS } from "../../daemon/config.js";
 import { parseNixLogLine } from "../../daemon/runners/nix-cli.js";
 
@@ -166,6 +168,20 @@ describe("the nixpkgs flake registry for jobs", () => {
     expect(registryTarget("path:/srv/nixpkgs")).toEqual({ type: "path", path: "/srv/nixpkgs" });
     expect(registryTarget("git+https://example.com/nixpkgs?rev=1")).toBeUndefined();
     expect(withNixpkgsRegistry({ NIX_CONFIG: "a = b" }, "/s/r.json").NIX_CONFIG).toBe("a = b\nflake-registry = /s/r.json");
+  });
+  it.skipIf(!toolAvailable("nix"))("has nix convert any other flake ref, without fetching it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hotline-registry-"));
+    try {
+      const file = join(dir, "r.json");
+      await writeNixpkgsRegistry(file, "git+https://example.invalid/nixpkgs?ref=main");
+      expect(JSON.parse(readFileSync(file, "utf8")).flakes).toEqual([
+        { from: { id: "nixpkgs", type: "indirect" }, to: { type: "git", url: "https://example.invalid/nixpkgs", ref: "main" } },
+      ]);
+      await writeNixpkgsRegistry(file, "path:/srv/nixpkgs");
+      expect(readFileSync(file, "utf8")).toBe(registryJson({ type: "path", path: "/srv/nixpkgs" }));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
   it("is what the image ships as /etc/nix/registry.json for the default pin", () => {
     const shipped = readFileSync(join(dirname(fileURLToPath(import.meta.url)), "../../image/etc/nix/registry.json"), "utf8");
