@@ -2,7 +2,7 @@ import os from "node:os";
 import type { BenchRow } from "./common.js";
 import { coreBenchmarks } from "./core.js";
 import { desktopBenchmarks } from "./desktop.js";
-import { filesBenchmarks } from "./files.js";
+import { downloadBenchmarks, filesBenchmarks } from "./files.js";
 import { fsBenchmarks } from "./fs.js";
 import { benchPrepare } from "./prepare.js";
 import { pythonBenchmarks } from "./python.js";
@@ -16,6 +16,7 @@ async function main(): Promise<void> {
     ["core", coreBenchmarks],
     ["prepare", () => benchPrepare()],
     ["files", () => filesBenchmarks()],
+    ["download", () => downloadBenchmarks()],
     ["fs", () => fsBenchmarks()],
     ["python", () => pythonBenchmarks()],
     ["ssh", () => sshBenchmarks()],
@@ -24,7 +25,8 @@ async function main(): Promise<void> {
   ];
   const only = process.argv[2];
   for (const [name, run] of suites) {
-    if (only && only !== name) continue;
+    // "download" is a part of "files", run alone on request.
+    if (only ? only !== name : name === "download") continue;
     process.stderr.write(`bench: ${name} …\n`);
     try {
       rows.push(...(await run()));

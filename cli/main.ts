@@ -22,7 +22,7 @@ const USAGE = `hotline — the in-sandbox agent daemon and its CLI
   hotline prepare [--workspace DIR] [--flake REF] [--update-lock] [PKG…]   a Nix environment for a workspace
   hotline env [DIR]                           the environment a job in DIR would get
   hotline cache list|prune [--older-than 7d] [--keep N]   prepared environments: list; drop unused ones
-  hotline download URL|--github OWNER/NAME [--tag T] --asset GLOB [--dest P] [--sha256 H] [--overwrite]
+  hotline download URL|--github OWNER/NAME [--tag T] --asset GLOB [--dest P] [--sha256 H | --sha256-sums URL|ASSET] [--overwrite]
   hotline extract ARCHIVE DEST [--strip N] [--format F]   unpack into a new directory, refusing unsafe entries
   hotline run SCRIPT [--interpreter bash|sh|python3] [--cwd D] [-- ARGS…]   run a script as a job
   hotline token create --scope observe [--ttl 15m]   issue a token
@@ -94,6 +94,7 @@ async function main(argv: string[]): Promise<number> {
       workspace: { type: "string" },
       flake: { type: "string" },
       sha256: { type: "string" },
+      "sha256-sums": { type: "string" },
       dest: { type: "string" },
       strip: { type: "string" },
       interpreter: { type: "string" },

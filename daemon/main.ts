@@ -10,6 +10,7 @@ import { loadBuildInfo, loadGuide } from "./build-info.js";
 import { loadConfig, SETTINGS } from "./config.js";
 import { Dispatcher } from "./dispatch/dispatcher.js";
 import { baseJobEnvironment } from "./environment/job-env.js";
+import { withNixpkgsRegistry } from "./nix/registry.js";
 import { JobManager } from "./jobs/manager.js";
 import { createLogger } from "./logger.js";
 import { InstanceLock, ALREADY_RUNNING_EXIT_CODE, alreadyRunningMessage } from "./server/instance-lock.js";
@@ -102,6 +103,9 @@ export async function runDaemon(argv: string[]): Promise<void> {
   const nix = await probeNix();
   const loopWatch = new LoopWatch(log);
   const prepare = createPrepare({ config, build, log, probe: nix });
+  const baseEnv = (await prepare.registry.refresh())
+    ? withNixpkgsRegistry(baseJobEnvironment(), prepare.registry.file)
+    : baseJobEnvironment();
   const preview = createPreview({
     previewUrl: config.previewUrl,
     ownHosts: [...config.allowedHosts, ...(config.publicUrl ? [new URL(config.publicUrl).hostname] : [])],
@@ -113,7 +117,7 @@ export async function runDaemon(argv: string[]): Promise<void> {
     config,
     jobs,
     env: { resolver: prepare.preparer.environments },
-    baseEnv: baseJobEnvironment(),
+    baseEnv,
     tokens,
     activity,
     build,

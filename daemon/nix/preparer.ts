@@ -23,6 +23,7 @@ import { runShellHook } from "./hooks.js";
 import { readLockedInput } from "./pin.js";
 import { evaluatedWorkspaceFiles } from "./evaluated-files.js";
 import { lockBelongsTo, restoreLock } from "./flake-lock.js";
+import { BuildFailures } from "./build-failures.js";
 import { nixFailure } from "./nix-failure.js";
 import { WorkspaceProfiles } from "./profile.js";
 import { NixProgressTracker } from "./progress.js";
@@ -327,10 +328,12 @@ export class NixPreparer {
   /** Runs print-dev-env, streaming Nix's log to the job and its activities to progress. */
   private async evaluate(args: string[], workspace: string, ctx: RunContext, packages: readonly string[] | undefined) {
     const tracker = new NixProgressTracker((u) => ctx.progress(u));
+    const failures = new BuildFailures();
     const evaluated: string[] = [];
     ctx.progress({ phase: "evaluating", message: "evaluating the flake" });
     const onEvent = (e: NixLogEvent) => {
       tracker.feed(e);
+      failures.feed(e);
       if (e.action === "msg") {
         const file = e.level === 4 ? /^evaluating file '(.+)'$/.exec(e.msg)?.[1] : undefined;
         if (file) evaluated.push(file);
@@ -352,7 +355,7 @@ export class NixPreparer {
       throw new ActionError("unavailable", `nix could not be started: ${(err as Error).message}`, { cause: err });
     });
     tracker.flush();
-    if (res.exitCode !== 0) throw nixFailure(res.exitCode, res.errorMessage, packages);
+    if (res.exitCode !== 0) throw nixFailure(res.exitCode, res.errorMessage, packages, failures.list());
     let json: DevEnvJson;
     try {
       json = JSON.parse(res.stdout) as DevEnvJson;
