@@ -3,7 +3,7 @@ import type { BenchRow } from "./common.js";
 import { coreBenchmarks } from "./core.js";
 import { desktopBenchmarks } from "./desktop.js";
 import { extractBenchmarks } from "./extract.js";
-import { filesBenchmarks } from "./files.js";
+import { downloadBenchmarks, filesBenchmarks } from "./files.js";
 import { fsBenchmarks } from "./fs.js";
 import { benchPrepare } from "./prepare.js";
 import { pythonBenchmarks } from "./python.js";
@@ -18,6 +18,7 @@ async function main(): Promise<void> {
     ["core", coreBenchmarks],
     ["prepare", () => benchPrepare()],
     ["files", () => filesBenchmarks()],
+    ["download", () => downloadBenchmarks()],
     ["extract", () => extractBenchmarks()],
     ["scale", () => scaleBenchmarks()],
     ["fs", () => fsBenchmarks()],
@@ -28,7 +29,8 @@ async function main(): Promise<void> {
   ];
   const only = process.argv[2];
   for (const [name, run] of suites) {
-    if (only && only !== name) continue;
+    // "download" is a part of "files", run alone on request.
+    if (only ? only !== name : name === "download") continue;
     process.stderr.write(`bench: ${name} …\n`);
     try {
       rows.push(...(await run()));

@@ -12,7 +12,8 @@ import { cliErrorText } from "./flag-names.js";
 const USAGE = `hotline — the in-sandbox agent daemon and its CLI
 
   hotline daemon [--port N] [--host H] …      start the daemon in the foreground (--help: all its flags)
-  hotline state info|guide|catalog            what the daemon is / the agent guide / Nix inputs
+  hotline state info|catalog                  what the daemon is / Nix inputs
+  hotline state guide [SECTION|all]           the agent guide: its core, one section (e.g. jobs), or all
   hotline shell [--cwd D] [--pty] -- CMD…     run a command, stream its output, exit with its code
   hotline jobs [--state S] [--limit N]        list jobs, newest first
   hotline status JOB                          one job's status
@@ -21,7 +22,7 @@ const USAGE = `hotline — the in-sandbox agent daemon and its CLI
   hotline prepare [--workspace DIR] [--flake REF] [--update-lock] [PKG…]   a Nix environment for a workspace
   hotline env [DIR]                           the environment a job in DIR would get
   hotline cache list|prune [--older-than 7d] [--keep N]   prepared environments: list; drop unused ones
-  hotline download URL|--github OWNER/NAME [--tag T] --asset GLOB [--dest P] [--sha256 H] [--overwrite]
+  hotline download URL|--github OWNER/NAME [--tag T] --asset GLOB [--dest P] [--sha256 H | --sha256-sums URL|ASSET] [--overwrite]
   hotline extract ARCHIVE DEST [--strip N] [--format F]   unpack into a new directory, refusing unsafe entries
   hotline run SCRIPT [--interpreter bash|sh|python3] [--cwd D] [-- ARGS…]   run a script as a job
   hotline token create --scope observe [--ttl 15m]   issue a token
@@ -93,6 +94,7 @@ async function main(argv: string[]): Promise<number> {
       workspace: { type: "string" },
       flake: { type: "string" },
       sha256: { type: "string" },
+      "sha256-sums": { type: "string" },
       dest: { type: "string" },
       strip: { type: "string" },
       interpreter: { type: "string" },

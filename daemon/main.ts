@@ -10,6 +10,7 @@ import { loadBuildInfo, loadGuide } from "./build-info.js";
 import { loadConfig, SETTINGS } from "./config.js";
 import { Dispatcher } from "./dispatch/dispatcher.js";
 import { baseJobEnvironment } from "./environment/job-env.js";
+import { withNixpkgsRegistry } from "./nix/registry.js";
 import { JobManager } from "./jobs/manager.js";
 import { createLogger } from "./logger.js";
 import { InstanceLock, ALREADY_RUNNING_EXIT_CODE, alreadyRunningMessage } from "./server/instance-lock.js";
@@ -103,6 +104,9 @@ export async function runDaemon(argv: string[]): Promise<void> {
   const nix = await probeNix();
   const loopWatch = new LoopWatch(log);
   const prepare = createPrepare({ config, build, log, probe: nix });
+  const baseEnv = (await prepare.registry.refresh())
+    ? withNixpkgsRegistry(baseJobEnvironment(), prepare.registry.file)
+    : baseJobEnvironment();
   const preview = createPreview({
     previewUrl: config.previewUrl,
     ownHosts: [...config.allowedHosts, ...(config.publicUrl ? [new URL(config.publicUrl).hostname] : [])],
@@ -114,7 +118,7 @@ export async function runDaemon(argv: string[]): Promise<void> {
     config,
     jobs,
     env: { resolver: prepare.preparer.environments },
-    baseEnv: baseJobEnvironment(),
+    baseEnv,
     tokens,
     activity,
     build,
@@ -201,6 +205,7 @@ export async function runDaemon(argv: string[]): Promise<void> {
         },
       ],
       ["jobs", () => jobs.shutdown()],
+      ["tokens", () => tokens.flush()],
       ["desktop", () => services.desktop.close()],
     ] as const) {
       await step().catch((err: unknown) => log.error({ err, step: what }, "shutdown step failed"));

@@ -219,7 +219,16 @@ describe.skipIf(!canSwitchUser)("the daemon installed as the image installs it, 
       `exec "${process.execPath}" --max-semi-space-size=1 --v8-pool-size=1 "${prefix}/lib/hotline/dist/cli/main.js" "$@"`,
     );
     const lib = join(prefix, "lib/hotline");
-    for (const file of ["dist/cli/main.js", "dist/daemon/main.js", "dist/guide/guide.md", "dist/build-info.json", "package.json"]) {
+    // nix-templates/: prepare's packages flake, which the daemon finds above dist/.
+    const files = [
+      "dist/cli/main.js",
+      "dist/daemon/main.js",
+      "dist/guide/guide.md",
+      "dist/build-info.json",
+      "nix-templates/packages/flake.nix.in",
+      "package.json",
+    ];
+    for (const file of files) {
       expect(existsSync(join(lib, file)), file).toBe(true);
     }
     const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {

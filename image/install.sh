@@ -1,6 +1,6 @@
 #!/bin/sh
-# Install a built hotline checkout into a prefix: <prefix>/lib/hotline holds dist/ and the
-# production node_modules, <prefix>/bin/hotline starts it with a fixed Node binary.
+# Install a built hotline checkout into a prefix: <prefix>/lib/hotline holds dist/, the Nix
+# templates prepare renders and the production node_modules, <prefix>/bin/hotline starts it with a fixed Node binary.
 # The image's Dockerfile and image/image.test.ts both install through this script, so the test
 # exercises the path the image really takes.
 #
@@ -55,7 +55,7 @@ case "$node_bin" in
   *[\"\$\`\\]*) die "--node must not contain quotes, \$, \` or backslashes: '$node_bin'" ;;
 esac
 
-for built in dist/daemon/main.js dist/cli/main.js package.json package-lock.json node_modules; do
+for built in dist/daemon/main.js dist/cli/main.js nix-templates package.json package-lock.json node_modules; do
   [ -e "$source_dir/$built" ] ||
     die "$source_dir/$built is missing: build the checkout first (npm ci && npm run build)"
 done
@@ -69,7 +69,8 @@ old="$prefix/lib/.hotline.old.$$"
 trap 'rm -rf "$stage" "$old"' EXIT INT TERM
 
 mkdir "$stage"
-cp -RH "$source_dir/dist" "$source_dir/package.json" "$source_dir/package-lock.json" "$stage/"
+# nix-templates/: the daemon finds it above dist/ at run time (prepare's packages flake).
+cp -RH "$source_dir/dist" "$source_dir/nix-templates" "$source_dir/package.json" "$source_dir/package-lock.json" "$stage/"
 # node_modules is copied, then pruned in place: no network and no rebuild of native addons,
 # so the copy keeps the binaries built for this very Node.
 cp -RH "$source_dir/node_modules" "$stage/node_modules"

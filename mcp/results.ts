@@ -34,10 +34,27 @@ export function actionResult(action: string, result: unknown): CallToolResult {
   const json = JSON.stringify(result);
   const lines = [`${action}: ${summarize(result)}`];
   if (json.length <= MAX_JSON_CHARS) lines.push(json);
-  else lines.push(`(the result is ${json.length} characters of JSON: see structuredContent)`);
+  else {
+    const short = JSON.stringify(result, abridge);
+    lines.push(
+      short.length <= MAX_JSON_CHARS
+        ? short
+        : `(the result is ${json.length} characters of JSON; its fields: ${Object.keys(result as object).join(", ")})`,
+    );
+    lines.push("(abridged: lists of more than 8 entries and long strings are shortened here; structuredContent has all of it)");
+  }
   const structured =
     result !== null && typeof result === "object" && !Array.isArray(result) ? { structuredContent: result as Record<string, unknown> } : {};
   return { content: [{ type: "text", text: lines.join("\n") }], ...structured };
+}
+
+/** JSON.stringify replacer for a long result's text: long lists keep their first entries' names, long strings their start. */
+function abridge(_key: string, value: unknown): unknown {
+  if (typeof value === "string" && value.length > 200) return `${value.slice(0, 200)}…`;
+  if (!Array.isArray(value) || value.length <= 8) return value;
+  const names = value.map((v) => (v && typeof v === "object" && "name" in v ? String((v as { name: unknown }).name) : undefined));
+  if (names.every((n) => n !== undefined)) return `${value.length} entries: ${names.join(", ")}`;
+  return [...value.slice(0, 8), `… ${value.length - 8} more`];
 }
 
 function summarize(result: unknown): string {

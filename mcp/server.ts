@@ -13,11 +13,12 @@ import { COMPUTER_TOOL, computerTool } from "./computer.js";
 import { callJobTool, type CallContext } from "./job-call.js";
 import { listResources, readResource, RESOURCE_TEMPLATES, GUIDE_URI } from "./resources.js";
 import { actionResult, errorResult } from "./results.js";
-import { actionOfTool, buildTools, startsJob, toolName, type ToolDescription } from "./tools.js";
+import { actionOfTool, buildTools, startsJob, toolName, WEBSOCKET_ONLY, type ToolDescription } from "./tools.js";
 
 const INSTRUCTIONS = [
   "hotline is a daemon inside this sandbox that runs commands as managed jobs, downloads and extracts files, prepares Nix environments and manages git worktrees for tasks.",
-  `Before the first call, read the resource ${GUIDE_URI} (the agent guide): it documents every tool's parameters, results, errors and how jobs behave.`,
+  `Before the first call, read the resource ${GUIDE_URI}: the agent guide's compact core (how jobs behave, the common tools with an example each, errors, and an index of its sections).`,
+  `Each section is the resource ${GUIDE_URI}/<section> (e.g. ${GUIDE_URI}/filesystem), with every rule of the tools it documents; each tool's description names its section. ${GUIDE_URI}/all is the whole guide.`,
   `Run commands with ${toolName("shell")}: a short command returns its output in one call; a long one returns its job id and the next call to make (${toolName("jobs.wait")}, ${toolName("jobs.output")}, ${toolName("jobs.cancel")}).`,
   "Job output is also the resource hotline://jobs/{id}/output. Errors come back as tool results with a stable code, a message and the path of the bad parameter.",
 ].join("\n");
@@ -31,7 +32,8 @@ export async function createMcpServer(client: HotlineClient): Promise<Server> {
   const info = await client.request("state.info");
   const scope: Scope = info.scope === "manage" ? "manage" : "observe";
   let tools: Promise<ToolDescription[]> | undefined;
-  const listTools = (): Promise<ToolDescription[]> => (tools ??= client.request("state.guide").then((g) => buildTools(scope, g.text)));
+  const listTools = (): Promise<ToolDescription[]> =>
+    (tools ??= client.request("state.guide", { section: "all" }).then((guide) => buildTools(scope, guide)));
   const server = new Server(
     { name: "hotline", version: info.version },
     { capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS },
@@ -46,6 +48,17 @@ export async function createMcpServer(client: HotlineClient): Promise<Server> {
     if (!action)
       return errorResult(new HotlineError("unknown_action", `no tool ${request.params.name}; tools/list shows the tools of this token`));
     const params = request.params.arguments ?? {};
+    const websocketOnly = (WEBSOCKET_ONLY[action.name] ?? []).find((name) => name in params);
+    if (websocketOnly)
+      return errorResult(
+        new HotlineError(
+          "invalid_request",
+          `${request.params.name}: ${websocketOnly} is not offered over MCP (see the tool's inputSchema)`,
+          {
+            path: `/${websocketOnly}`,
+          },
+        ),
+      );
     const token = request.params._meta?.progressToken;
     const ctx: CallContext = { signal: extra.signal };
     if (token !== undefined)

@@ -4,6 +4,7 @@ import { ACTIONS } from "../protocol/index.js";
 import { publishedSchemas } from "../protocol/json-schema.js";
 import { COMPUTER_DESCRIPTION, COMPUTER_INPUT_SCHEMA, COMPUTER_TOOL } from "./computer.js";
 import { keyRules } from "./guide-rules.js";
+import { guideUri } from "./resources.js";
 
 /**
  * Actions that get no MCP tool, each with the reason. A test fails when an action has neither a
@@ -36,6 +37,29 @@ export const EXTRA_TOOLS: readonly ToolDescription[] = [
     annotations: { title: "computer", readOnlyHint: false },
   },
 ];
+
+/**
+ * Parameters only a WebSocket client can use, left out of the tool's inputSchema and description
+ * (and refused when sent): `binary` replies with a binary frame, which an MCP result cannot carry.
+ */
+export const WEBSOCKET_ONLY: Readonly<Record<string, readonly string[]>> = {
+  "files.read": ["binary"],
+};
+
+/**
+ * What a tool must say that the guide's rules for its action do not, because this transport differs:
+ * each is the whole rule, in sentences written for an MCP caller.
+ */
+const MCP_RULES: Readonly<Record<string, string>> = {
+  "files.read": "The bytes come in `data`, as text or as base64 (`encoding` says which).",
+  "files.write":
+    "One call carries at most 1 MiB of request, so send content over 512 KiB in chunks of 512 KiB of raw bytes (base64: 699,052 characters): " +
+    "the first chunk with `final: false` and no `upload` (its result has `done: false` and the `upload` id), " +
+    "each later one with that `upload`, the same `path` and `offset` = the bytes received so far, " +
+    "and the last one without `final: false`, which publishes the file atomically. " +
+    "`mode`, `parents` and `ifMatch` go on the first chunk only. An upload belongs to this MCP session and is abandoned after 5 minutes without a chunk.",
+  "secrets.write": "Give exactly one of `repo` (the clone's `.env`) or `task` (the task worktree's `.env`).",
+};
 
 /** One tool as tools/list shows it. */
 export interface ToolDescription {
@@ -101,23 +125,61 @@ function resultOrError(result: Record<string, unknown>): ToolDescription["output
   return { $schema, title, type: "object", anyOf: [body, TOOL_ERROR_SCHEMA] };
 }
 
+/** The guide as the tools are built from it: the whole text, and the section documenting each action. */
+export interface GuideForTools {
+  text: string;
+  sections: ReadonlyArray<{ name: string; actions: readonly string[] }>;
+}
+
+/** A published params schema without the parameters this transport does not offer. */
+function mcpParams(schema: ToolDescription["inputSchema"], omit: readonly string[]): ToolDescription["inputSchema"] {
+  if (omit.length === 0) return schema;
+  const properties = { ...(schema.properties as Record<string, unknown>) };
+  for (const name of omit) delete properties[name];
+  return { ...schema, properties };
+}
+
+/** `files.write` → `files_write` in backticks, for every action that is a tool: the names an MCP caller calls. */
+function toolNames(text: string): string {
+  return text.replace(/`([a-z]+(?:\.[a-z]+)+)`/g, (whole, name: string) =>
+    ACTIONS.some((a) => a.name === name) && !(name in EXCLUDED) ? `\`${toolName(name)}\`` : whole,
+  );
+}
+
+/**
+ * An action's description: its summary, the MCP job rule, its own rules (without what MCP does not
+ * offer: the WEBSOCKET_ONLY parameters and the EXCLUDED actions), and where the rest is.
+ */
+function describeTool(action: ActionDefinition, guide: GuideForTools, omit: readonly string[]): string {
+  const section = guide.sections.find((s) => s.actions.includes(action.name))?.name;
+  const more = section ? `Full rules: the resource ${guideUri(section)}.` : "";
+  const parts = [
+    action.summary,
+    startsJob(action) ? JOB_RULE : "",
+    MCP_RULES[action.name] ?? "",
+    toolNames(keyRules(guide.text, action.name, [...omit, ...Object.keys(EXCLUDED)])),
+    more,
+  ];
+  return parts.filter(Boolean).join("\n\n");
+}
+
 /**
  * The tools a token of `scope` may call: `inputSchema` is the action's published params schema
- * (schemas/actions/<name>.params.json), `outputSchema` its result schema when that is an object.
+ * (schemas/actions/<name>.params.json) without WEBSOCKET_ONLY parameters, `outputSchema` its result
+ * schema when that is an object.
  */
-export function buildTools(scope: Scope, guide: string, actions: readonly ActionDefinition[] = ACTIONS): ToolDescription[] {
+export function buildTools(scope: Scope, guide: GuideForTools, actions: readonly ActionDefinition[] = ACTIONS): ToolDescription[] {
   const schemas = publishedSchemas(actions);
   const generated = toolActions(actions)
     .filter((a) => scope === "manage" || a.scope === "observe")
     .map((action) => {
-      const rules = keyRules(guide, action.name);
-      const description = [action.summary, startsJob(action) ? JOB_RULE : "", rules].filter(Boolean).join("\n\n");
-      const inputSchema = schemas.get(`actions/${action.name}.params.json`) as ToolDescription["inputSchema"];
+      const omit = WEBSOCKET_ONLY[action.name] ?? [];
+      const params = schemas.get(`actions/${action.name}.params.json`) as ToolDescription["inputSchema"];
       const result = schemas.get(`actions/${action.name}.result.json`) as { type?: unknown };
       const tool: ToolDescription = {
         name: toolName(action.name),
-        description,
-        inputSchema,
+        description: describeTool(action, guide, omit),
+        inputSchema: mcpParams(params, omit),
         annotations: { title: action.name, readOnlyHint: action.scope === "observe" },
       };
       // MCP requires an object outputSchema; a result of another shape is described by the text only.

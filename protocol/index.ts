@@ -16,6 +16,7 @@ import { reposBundle } from "./actions/repos-bundle.js";
 import { tasksCreate } from "./actions/tasks-create.js";
 import { tasksList } from "./actions/tasks-list.js";
 import { tasksCommit } from "./actions/tasks-commit.js";
+import { tasksRun } from "./actions/tasks-run.js";
 import { tasksMerge } from "./actions/tasks-merge.js";
 import { tasksRemove } from "./actions/tasks-remove.js";
 import { secretsWrite } from "./actions/secrets-write.js";
@@ -69,6 +70,7 @@ export const ACTIONS = [
   tasksCreate,
   tasksList,
   tasksCommit,
+  tasksRun,
   tasksMerge,
   tasksRemove,
   secretsWrite,

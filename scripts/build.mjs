@@ -1,7 +1,7 @@
-// Build: compile TypeScript, embed the guide (guide/*.md in name order), record version + commit,
+// Build: compile TypeScript, embed the guide (its core and sections, see daemon/guide.ts), record version + commit,
 // and write the published JSON Schemas (schemas/, committed and shipped in the package).
 import { execFileSync } from "node:child_process";
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, chmodSync } from "node:fs";
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync, chmodSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { runningDaemonOf } from "./running-daemon.mjs";
 
@@ -48,13 +48,17 @@ await bundle({
 for (const file of ["terminal.html", "console.html", "desktop.html", "page.css"]) copyFileSync(join(root, "web", file), join(webOut, file));
 copyFileSync(join(root, "node_modules/@xterm/xterm/css/xterm.css"), join(webOut, "xterm.css"));
 
-const guideDir = join(root, "guide");
-const parts = readdirSync(guideDir)
-  .filter((f) => f.endsWith(".md"))
-  .sort();
-const text = parts.map((f) => `${readFileSync(join(guideDir, f), "utf8").trimEnd()}\n`).join("\n");
+// The guide: guide/NN-*.md are its sections, guide/core/*.md the compact core state.guide serves
+// first (daemon/guide.ts); guide.md is the whole text, guide.json every part as served.
+const { readGuide } = await import(join(root, "dist/daemon/guide.js"));
+const { ACTIONS } = await import(join(root, "dist/protocol/index.js"));
+const guide = readGuide(
+  join(root, "guide"),
+  ACTIONS.map((a) => a.name),
+);
 mkdirSync(join(root, "dist/guide"), { recursive: true });
-writeFileSync(join(root, "dist/guide/guide.md"), text);
+writeFileSync(join(root, "dist/guide/guide.md"), guide.all);
+writeFileSync(join(root, "dist/guide/guide.json"), `${JSON.stringify(guide)}\n`);
 
 // An image build has no .git: it passes the commit in HOTLINE_BUILD_COMMIT instead.
 let commit = process.env.HOTLINE_BUILD_COMMIT || "unknown";

@@ -125,6 +125,14 @@ describe("issued tokens: lifetime, list, revoke", () => {
     await t.client.ok("jobs.cancel", { job: job.id });
   });
 
+  it("a connection that revokes its own token gets the reply, then closes with 4001", async () => {
+    const created = await t.client.ok("tokens.create", { scope: "manage", ttlMs: 3_600_000 });
+    const self = await t.daemon.client({}, created.token);
+    const selfClosed = closed(self);
+    expect((await self.ok("tokens.revoke", { tokenId: created.id })).revoked).toMatchObject({ id: created.id });
+    expect((await selfClosed).code).toBe(4001);
+  });
+
   it("refuses to revoke the token file's token or an unknown id", async () => {
     expect((await t.client.call("tokens.revoke", { tokenId: "primary" })).error).toMatchObject({
       code: "invalid_request",

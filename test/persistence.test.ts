@@ -101,4 +101,40 @@ describe("persistence across restarts", () => {
       await vi.waitFor(() => expect(existsSync(join(daemon.dirs.state, "jobs", ids[0]!))).toBe(false), { timeout: 10_000, interval: 20 });
     });
   });
+
+  it("kill -9 amid a storm of tokens.create and tokens.revoke: every create answered holds after the restart, every revoke answered stays revoked", async () => {
+    const first = await TestDaemon.start();
+    onTestFinished(async () => void (await first.stop()));
+    const client = await first.client();
+    const create = () => client.ok("tokens.create", { scope: "observe", ttlMs: 600_000, label: "l".repeat(200) });
+    const standing = await Promise.all(Array.from({ length: 300 }, create));
+    const created: string[] = [];
+    const revoked: string[] = [];
+    const storm = standing
+      .slice(0, 200)
+      .flatMap((t) =>
+        [
+          create().then((made) => void created.push(made.id as string)),
+          client.ok("tokens.revoke", { tokenId: t.id }).then(() => void revoked.push(t.id as string)),
+        ].map((p) => p.catch(() => undefined)),
+      );
+    // Killed once part of the storm is answered: writes of the rest are in flight or waiting.
+    await vi.waitFor(() => expect(created.length + revoked.length).toBeGreaterThan(100), { timeout: 30_000, interval: 1 });
+    const answered = { created: [...created], revoked: [...revoked] };
+    await first.kill();
+    await client.close();
+    await Promise.all(storm);
+    const file = join(first.dirs.config, "tokens.json");
+    const kept = new Set((JSON.parse(readFileSync(file, "utf8")) as Array<{ id: string }>).map((t) => t.id)); // whole, old or new
+    expect(answered.created.filter((id) => !kept.has(id))).toEqual([]);
+    expect(answered.revoked.filter((id) => kept.has(id))).toEqual([]);
+    await withDaemon({ dirs: first.dirs }, async (_again, c2) => {
+      const listed = new Set(((await c2.ok("tokens.list")).tokens as Array<{ id: string }>).map((t) => t.id));
+      expect(answered.created.every((id) => listed.has(id))).toBe(true);
+      expect(answered.revoked.some((id) => listed.has(id))).toBe(false);
+    });
+    console.log(
+      `tokens: killed after ${answered.created.length} creates and ${answered.revoked.length} revokes were answered; the file kept ${kept.size}`,
+    );
+  });
 });

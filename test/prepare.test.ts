@@ -90,6 +90,22 @@ describe.skipIf(!hasNix)("prepare through the daemon (real nix, offline stand-in
     expect(nixCalls()).toBe(before);
   });
 
+  it("resolves nixpkgs# in a job to the daemon's pin (the stand-in, offline), not Nix's global registry", async () => {
+    const dir = workspace();
+    const nix = "nix --extra-experimental-features 'nix-command flakes'";
+    expect(await run(dir, `${nix} shell nixpkgs#hello-b -c hello-b`)).toBe("hello-b from standin 1");
+    const registry = JSON.parse(readFileSync(join(daemon.dirs.state, "nix-registry.json"), "utf8"));
+    expect(registry).toEqual({ version: 2, flakes: [{ from: { id: "nixpkgs", type: "indirect" }, to: { type: "path", path: STANDIN } }] });
+    // The job's own NIX_CONFIG wins outright, like every variable it sets.
+    const own = await client.ok("shell", {
+      command: "printenv NIX_CONFIG",
+      cwd: dir,
+      env: { NIX_CONFIG: "warn-dirty = false" },
+      wait: 30_000,
+    });
+    expect(own.output.data).toBe("warn-dirty = false\n");
+  });
+
   it("takes the job-start options of every job: with wait the reply carries the ended job (with its key), timeoutMs is the job's deadline", async () => {
     const ws = workspace();
     const reply = await client.ok("prepare", { workspace: ws, packages: ["hello-a"], wait: 60_000, key: `wait-${ws}` }, 70_000);
@@ -211,7 +227,8 @@ describe.skipIf(!hasNix)("prepare through the daemon (real nix, offline stand-in
     const { job } = await prepared({ workspace: ws, packages: ["hello-a", "broken"] });
     expect(job!.state).toBe("failed");
     expect(job!.error.message).toContain("previous environment stays in use");
-    expect(job!.error.details).toMatchObject({ fallback: true });
+    expect(job!.error).toMatchObject({ path: "/packages/1", details: { fallback: true, package: "broken" } });
+    expect(job!.error.message).toContain("broken: this package always fails");
     const log = await client.ok("jobs.output", { job: job!.id });
     expect(log.data).toContain("broken: this package always fails");
     expect(readFileSync(join(ws, ".hotline/nix/flake.nix"), "utf8")).toBe(flake);

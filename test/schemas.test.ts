@@ -5,7 +5,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { ACTIONS } from "../protocol/index.js";
 import { publishedSchemas } from "../protocol/json-schema.js";
-import { guideText, jsonExamples } from "./helpers/guide.js";
+import { guideParts, guideText, jsonExamples } from "./helpers/guide.js";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const SCHEMA_DIR = join(ROOT, "schemas/");
@@ -63,7 +63,7 @@ describe("published JSON Schemas (schemas/)", () => {
     expect(index.actions.map((a) => a.name)).toEqual(ACTIONS.map((a) => a.name));
   });
 
-  const examples = jsonExamples(guideText());
+  const examples = jsonExamples(`${guideText()}\n${guideParts().core}`);
   const requests = examples.filter((e) => typeof e.action === "string");
 
   it.each(requests.map((r) => [r.action as string, r] as const))("validates the guide's %s example request", (action, request) => {

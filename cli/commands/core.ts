@@ -8,7 +8,9 @@ import { catalogSummary, infoSummary } from "./summaries.js";
 const state: Command = async ({ client, args, json, tty }) => {
   const what = args[0] ?? "info";
   if (!["info", "guide", "catalog"].includes(what)) throw new Error(`state ${what}: expected info, guide or catalog`);
-  const result = await client.request(`state.${what}`);
+  // `state guide jobs`: one section of the guide (its core without one, "all" for the whole text).
+  const params = what === "guide" && args[1] !== undefined ? { section: args[1] } : {};
+  const result = await client.request(`state.${what}`, params);
   if (what === "guide" && !json) process.stdout.write(String(result.text));
   else if (what === "info") printResult(result, json || !tty, (result) => infoSummary(result));
   else printResult(result, json || !tty, (result) => catalogSummary(result));

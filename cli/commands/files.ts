@@ -75,7 +75,7 @@ const download: Command = async (ctx) => {
   const repo = str(flags.github);
   if ((args.length === 1) === (repo !== undefined)) {
     throw new Error(
-      "usage: hotline download URL [--dest PATH] [--sha256 HEX] [--overwrite]\n       hotline download --github OWNER/NAME [--tag TAG|latest] --asset GLOB [--dest PATH] …",
+      "usage: hotline download URL [--dest PATH] [--sha256 HEX | --sha256-sums URL] [--overwrite]\n       hotline download --github OWNER/NAME [--tag TAG|latest] --asset GLOB [--dest PATH] …",
     );
   }
   // A directory (the current one by default) keeps the server's file name.
@@ -85,6 +85,9 @@ const download: Command = async (ctx) => {
   if (repo) params.github = { repo, tag: str(flags.tag) ?? "latest", asset: str(flags.asset) ?? "*" };
   else params.url = args[0];
   if (str(flags.sha256)) params.sha256 = flags.sha256;
+  // With --github a sums file that is no URL is an asset of the same release.
+  const sums = str(flags["sha256-sums"]);
+  if (sums) params.sha256sums = repo && !/^https?:\/\//.test(sums) ? { asset: sums } : { url: sums };
   if (flags.overwrite === true) params.overwrite = true;
   const { job } = await client.request<{ job: JobStatus }>("files.download", params);
   return followFileJob(ctx, job, (f) =>

@@ -12,7 +12,7 @@ export default entry(browserOpen, async (params, { services, connection }) => {
   if (!base) throw new ActionError("unavailable", "the daemon is not listening yet");
   const devtools = await services.desktop.browser.ensure(screen.display);
   if (params.url) await openTab(devtools, params.url);
-  const { token, id, expiresAt } = services.tokens.create({
+  const { token, id, expiresAt } = await services.tokens.create({
     scope: "manage",
     ttlMs: params.ttlMs ?? DEFAULT_LINK_TTL_MS,
     label: "cdp",

@@ -5,6 +5,6 @@ import { entry } from "./context.js";
 export default entry(consoleOpen, async (params, { services, connection }) => {
   const reason = services.links.unavailable();
   if (reason) return { available: false as const, reason };
-  const link = services.links.issue("console", connection.scope, connection.tokenId, params.ttlMs);
+  const link = await services.links.issue("console", connection.scope, connection.tokenId, params.ttlMs);
   return { available: true as const, consoleUrl: link.url, expiresAt: link.expiresAt, tokenId: link.tokenId, scope: connection.scope };
 });

@@ -36,7 +36,7 @@ export interface PageLinkIssuer {
     issuer: string,
     ttlMs: number | undefined,
     fragment?: Record<string, string>,
-  ): { url: string; expiresAt: string; tokenId: string };
+  ): Promise<{ url: string; expiresAt: string; tokenId: string }>;
 }
 
 /** Long-lived parts every handler may use; built once in main.ts. */

@@ -21,7 +21,7 @@ export default entry(desktopAct, async (params, { services, connection }) => {
   const result: { done: string; coordinate?: [number, number]; screenshot?: Screenshot } = { done: params.do };
   if (pointer) result.coordinate = fromScreen(pointer, view);
   if (params.screenshot) {
-    const { reply, image } = await services.desktop.screenshot(screen, screenshotRequest(params.screenshot));
+    const { reply, image } = await services.desktop.screenshot(screen.display, screenshotRequest(params.screenshot));
     connection.desktopView = { region: reply.region, width: reply.width, height: reply.height };
     result.screenshot = { ...reply, data: image.toString("base64") };
   }

@@ -5,6 +5,6 @@ import { entry } from "./context.js";
 export default entry(desktopOpen, async (params, { services, connection }) => {
   const reason = services.links.unavailable() ?? services.desktop.vncUnavailable();
   if (reason) return { available: false as const, reason };
-  const link = services.links.issue("desktop", connection.scope, connection.tokenId, params.ttlMs);
+  const link = await services.links.issue("desktop", connection.scope, connection.tokenId, params.ttlMs);
   return { available: true as const, desktopUrl: link.url, expiresAt: link.expiresAt, tokenId: link.tokenId, scope: connection.scope };
 });

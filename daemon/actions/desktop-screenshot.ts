@@ -4,10 +4,12 @@ import { entry } from "./context.js";
 
 /** The screenshot's pixels define the coordinate space of this connection's next desktop.act steps. */
 export default entry(desktopScreenshot, async (params, { services, connection, afterReply }) => {
-  const screen = await services.desktop.screen();
-  // A client that does not read its socket gets no more images queued for it until it does.
-  if (!connection.sink.writable) await new Promise<void>((resolve) => connection.sink.onDrain(resolve));
-  const { reply, image } = await services.desktop.screenshot(screen, screenshotRequest(params, params.region));
+  // A client that does not read its socket gets no more images queued for it until it does (told first when there is no desktop).
+  if (!connection.sink.writable) {
+    await services.desktop.screen();
+    await new Promise<void>((resolve) => connection.sink.onDrain(resolve));
+  }
+  const { reply, image } = await services.desktop.screenshotOfDisplay(screenshotRequest(params, params.region));
   connection.desktopView = { region: reply.region, width: reply.width, height: reply.height };
   if (!params.binary) return { ...reply, data: image.toString("base64") };
   const header = Buffer.from(

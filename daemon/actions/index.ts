@@ -26,6 +26,7 @@ import reposBundle from "./repos-bundle.js";
 import tasksCreate from "./tasks-create.js";
 import tasksList from "./tasks-list.js";
 import tasksCommit from "./tasks-commit.js";
+import tasksRun from "./tasks-run.js";
 import tasksMerge from "./tasks-merge.js";
 import tasksRemove from "./tasks-remove.js";
 import secretsWrite from "./secrets-write.js";
@@ -87,6 +88,7 @@ export const HANDLERS: Readonly<Record<ActionName, ActionEntry>> = {
   "tasks.create": tasksCreate,
   "tasks.list": tasksList,
   "tasks.commit": tasksCommit,
+  "tasks.run": tasksRun,
   "tasks.merge": tasksMerge,
   "tasks.remove": tasksRemove,
   "secrets.write": secretsWrite,

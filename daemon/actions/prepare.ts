@@ -34,6 +34,7 @@ export default entry(prepare, async (params, { services }) => {
       cwd: workspace,
       run: async (jobCtx) => {
         const { environment, closure, publication } = await preparer.run(req, workspace, jobCtx);
+        void feature.registry.refresh(); // the pin's narHash may be known now
         return { ok: true, result: { environment, closure, ...(publication ? { publication } : {}) } };
       },
     },

@@ -5,7 +5,7 @@ import { entry } from "./context.js";
 export default entry(previewOpen, async (params, { services, connection }) => {
   const reason = services.previews.unavailable();
   if (reason) return { available: false as const, reason };
-  const link = services.previews.issue(params.port, connection.scope, connection.tokenId, params.ttlMs, params.path);
+  const link = await services.previews.issue(params.port, connection.scope, connection.tokenId, params.ttlMs, params.path);
   const { listening } = await services.ports.wait(params.port, 0);
   return { available: true as const, ...link, port: params.port, listening };
 });

@@ -4,9 +4,10 @@ import { ActionError, type ErrorCode } from "../../protocol/errors.js";
 import { composeJobEnvironment } from "../environment/job-env.js";
 import type { WorkspaceEnvironment } from "../environment/resolver.js";
 import { terminalEnvironment } from "../environment/terminal-env.js";
-import type { JobOutcome } from "../jobs/manager.js";
+import type { JobContext, JobOutcome } from "../jobs/manager.js";
 import { startProcess, type ProcessExit } from "../runners/process.js";
 import { checkExecSize } from "../util/exec-limits.js";
+import { shellCommandLine } from "../util/shell-quote.js";
 import { JOB_MARKER, oomKillBaseline, oomKillText } from "../process/index.js";
 import { untilTurnHasRoom } from "../util/turn-budget.js";
 import type { ActionContext } from "./context.js";
@@ -28,6 +29,22 @@ export interface ProcessJobRequest {
   key?: string;
   /** The request field an argv entry came from (JSON Pointer), for errors that name it. */
   argPath?: (index: number) => string | undefined;
+  /** Work after the process ended, inside the job (tasks.run's commit); its outcome is the job's. */
+  after?(outcome: JobOutcome, jobCtx: JobContext): Promise<JobOutcome>;
+}
+
+const TITLE_MAX = 200;
+
+/** A `command` field (a string for `bash -c`, or an argv) as argv, its text, a job title and its pointers. */
+export function commandOf(command: string | string[], titlePrefix = "") {
+  const text = typeof command === "string" ? command : shellCommandLine(command);
+  const title = `${titlePrefix}${text}`;
+  return {
+    argv: typeof command === "string" ? ["bash", "-c", command] : command,
+    text,
+    title: title.length > TITLE_MAX ? `${title.slice(0, TITLE_MAX - 1)}…` : title,
+    argPath: (i: number) => (typeof command === "string" ? (i === 2 ? "/command" : undefined) : `/command/${i}`),
+  };
 }
 
 function checkCwd(cwd: string): void {
@@ -140,7 +157,7 @@ export async function startProcessJob(req: ProcessJobRequest, ctx: Pick<ActionCo
           const oom = await oomKillText(oomBefore);
           if (oom) outcome.error = { code: "limit_exceeded", message: oom };
         }
-        return outcome;
+        return req.after ? req.after(outcome, jobCtx) : outcome;
       },
     },
     { wait: req.wait, inline: true },

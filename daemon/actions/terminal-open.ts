@@ -53,10 +53,11 @@ export default entry(terminalOpen, async (params, ctx) => {
     );
     job = started.job;
   }
-  const link = webReason
-    ? undefined
-    : services.links.issue("terminal", ctx.connection.scope, ctx.connection.tokenId, params.ttlMs, { job: job.id });
-  const ssh = services.ssh.issue(ctx.connection.tokenId, params.ttlMs);
+  // Both tokens are issued at once, so one write of tokens.json keeps them.
+  const [link, ssh] = await Promise.all([
+    webReason ? undefined : services.links.issue("terminal", ctx.connection.scope, ctx.connection.tokenId, params.ttlMs, { job: job.id }),
+    services.ssh.issue(ctx.connection.tokenId, params.ttlMs),
+  ]);
   const web = link ? { webTerminalUrl: link.url, tokenId: link.tokenId } : { webTerminalUnavailable: webReason };
   if (!ssh.available) return { available: true as const, ...web, expiresAt: link!.expiresAt, job, sshUnavailable: ssh.reason };
   const { available: _, tokenId: sshTokenId, expiresAt, ...sshFields } = ssh;

@@ -2,6 +2,11 @@ import { tokensCreate } from "../../protocol/actions/tokens-create.js";
 import { entry } from "./context.js";
 
 export default entry(tokensCreate, async (params, { services, connection }) => {
-  const created = services.tokens.create({ scope: params.scope, ttlMs: params.ttlMs, label: params.label, issuer: connection.tokenId });
+  const created = await services.tokens.create({
+    scope: params.scope,
+    ttlMs: params.ttlMs,
+    label: params.label,
+    issuer: connection.tokenId,
+  });
   return { ...created, scope: params.scope };
 });

@@ -81,9 +81,12 @@ export class Capturer {
 
   private encode(request: EncodeRequest): Promise<EncodeReply> {
     const worker = this.startWorker();
+    // The dump (5.8 MB for 1600×900) moves to the worker instead of being copied, when no other Buffer shares its memory.
+    const { xwd } = request;
+    const owned = xwd.byteOffset === 0 && xwd.byteLength === xwd.buffer.byteLength;
     return new Promise((resolve, reject) => {
       this.pending.set(request.id, { resolve, reject });
-      worker.postMessage(request);
+      worker.postMessage(request, owned ? [xwd.buffer as ArrayBuffer] : []);
     });
   }
 

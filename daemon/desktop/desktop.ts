@@ -1,9 +1,15 @@
 import type { DesktopInfo, Screenshot } from "../../protocol/actions/desktop.js";
 import { ChromiumBrowser } from "./chromium.js";
 import { Capturer, type CaptureRequest } from "./capture.js";
-import { DisplayProbe, type Screen } from "./display.js";
+import { DisplayProbe, displayNumber, type Screen } from "./display.js";
 import { runStep, type Step } from "./input.js";
 import { Turns } from "./turns.js";
+
+/** A screenshot as the protocol's reply (without the image) and the image bytes. */
+export interface Shot {
+  reply: Omit<Screenshot, "data">;
+  image: Buffer;
+}
 
 /** Input steps waiting at most; more are refused (limit_exceeded). */
 const MAX_WAITING_STEPS = 16;
@@ -41,9 +47,23 @@ export class Desktop {
     return this.probe.screen();
   }
 
-  /** A screenshot of `screen.display` as the protocol's reply (without the image) and the image bytes. */
-  async screenshot(screen: Screen, request: CaptureRequest): Promise<{ reply: Omit<Screenshot, "data">; image: Buffer }> {
-    const shot = await this.capturer.capture(screen.display, request);
+  /**
+   * A screenshot once the probe says there is a desktop (else `unavailable` with its reason). The
+   * capture starts beside the probe, since each is an X client's start (~20 ms), and is dropped when
+   * the probe refuses.
+   */
+  async screenshotOfDisplay(request: CaptureRequest): Promise<Shot> {
+    const display = this.probe.display;
+    const shot = display !== undefined && displayNumber(display) !== undefined ? this.screenshot(display, request) : undefined;
+    shot?.catch(() => {}); // the probe's refusal is the answer
+    const screen = await this.screen(); // refuses every display the capture did not start for
+    if (!shot || screen.display !== display) throw new Error(`the probe saw display ${screen.display}, not ${display}`);
+    return shot;
+  }
+
+  /** A screenshot of `display` as the protocol's reply (without the image) and the image bytes. */
+  async screenshot(display: string, request: CaptureRequest): Promise<Shot> {
+    const shot = await this.capturer.capture(display, request);
     const scale = Math.round((shot.width / shot.region.width) * 10000) / 10000;
     return {
       reply: {

@@ -1,5 +1,5 @@
 import { parentPort } from "node:worker_threads";
-import { cropAndScale, encodePng, encodePpm, parseXwd, type Region } from "./image.js";
+import { cropAndScale, encodePng, encodePpm, PNG_LAYOUT, parseXwd, ppmLayout, type Region } from "./image.js";
 
 /** One capture to encode: the dump xwd wrote, the part of it wanted and the image size. */
 export interface EncodeRequest {
@@ -29,8 +29,9 @@ function encode(request: EncodeRequest): EncodeReply {
   const scale = Math.min(1, request.maxWidth / region.width, request.maxHeight / region.height);
   const width = Math.max(1, Math.round(region.width * scale));
   const height = Math.max(1, Math.round(region.height * scale));
-  const rgb = cropAndScale(dump, region, width, height);
-  const image = request.format === "png" ? encodePng(rgb) : encodePpm(rgb);
+  const png = request.format === "png";
+  const pixels = cropAndScale(dump, region, width, height, png ? PNG_LAYOUT : ppmLayout(width, height));
+  const image = png ? encodePng(pixels) : encodePpm(pixels);
   return { id: request.id, ok: true, image, width, height, screen: { width: dump.width, height: dump.height }, region };
 }
 
@@ -41,6 +42,8 @@ parentPort!.on("message", (request: EncodeRequest) => {
   } catch (err) {
     reply = { id: request.id, ok: false, message: (err as Error).message };
   }
-  // Copied, not transferred: a small Buffer may be a view of Node's shared pool.
-  parentPort!.postMessage(reply);
+  // An image that owns its whole memory moves to the main thread; a small Buffer may be a view of Node's shared pool, so it is copied.
+  const image = reply.ok ? reply.image : undefined;
+  const owned = image !== undefined && image.byteOffset === 0 && image.byteLength === image.buffer.byteLength;
+  parentPort!.postMessage(reply, owned ? [image.buffer as ArrayBuffer] : []);
 });

@@ -1,4 +1,5 @@
 import { statSync } from "node:fs";
+import { join } from "node:path";
 import type { Logger } from "pino";
 import type { stateCatalog } from "../../protocol/actions/state-catalog.js";
 import type { ResultOf } from "../../protocol/define.js";
@@ -7,6 +8,7 @@ import type { Config } from "../config.js";
 import { SingleFlight } from "../nix/concurrency.js";
 import { pinFromRef } from "../nix/pin.js";
 import { NixPreparer } from "../nix/preparer.js";
+import { REGISTRY_FILE, writeNixpkgsRegistry } from "../nix/registry.js";
 import { packagesTemplate } from "../nix/template.js";
 import { nixSystem, type NixProbe } from "../system.js";
 
@@ -19,7 +21,14 @@ type Availability = { available: true; inflight: SingleFlight<string> } | { avai
  * The prepare feature as wired in main.ts. The preparer exists even without Nix: its index is
  * the job environment resolver, so jobs keep the environments prepared earlier.
  */
-export type PrepareFeature = Availability & { preparer: NixPreparer; catalog(): Catalog };
+export type PrepareFeature = Availability & { preparer: NixPreparer; catalog(): Catalog; registry: NixpkgsRegistry };
+
+/** The registry jobs resolve `nixpkgs` through (see nix/registry.ts); rewritten once a prepare has locked the pin. */
+export interface NixpkgsRegistry {
+  file: string;
+  /** Writes the file for the default pin (with its narHash once known); false when it could not be written. */
+  refresh(): Promise<boolean>;
+}
 
 export interface PrepareFeatureOptions {
   config: Readonly<Config>;
@@ -40,7 +49,18 @@ export function createPrepare({ config, build, log, probe }: PrepareFeatureOptio
     binaryCache: config.environmentCache,
   });
   warnAboutSigningKey(config, log);
-  const common = { preparer, catalog: () => catalog(config, preparer) };
+  const registry: NixpkgsRegistry = {
+    file: join(config.stateDir, REGISTRY_FILE),
+    refresh: () =>
+      writeNixpkgsRegistry(registry.file, config.nixpkgs, catalog(config, preparer).nixpkgs).then(
+        () => true,
+        (err: unknown) => {
+          log.warn({ err: (err as Error).message, file: registry.file }, "the nixpkgs flake registry for jobs cannot be written");
+          return false;
+        },
+      ),
+  };
+  const common = { preparer, catalog: () => catalog(config, preparer), registry };
   if (!probe.available) return { available: false, reason: probe.reason, ...common };
   if (!probe.flakes)
     return { available: false, reason: `Nix ${probe.version} does not support flakes; install Nix 2.4 or newer`, ...common };

@@ -1,4 +1,5 @@
 import { ActionError } from "../../protocol/errors.js";
+import { packageIndexOf, type FailedBuild } from "./build-failures.js";
 
 /**
  * Failures of Nix itself or of the machine (store, daemon socket, disk, settings), not of what the
@@ -34,8 +35,20 @@ function noNetwork(exitCode: number, url: string, reason: string): ActionError {
   );
 }
 
-/** Turns Nix's exit code and last error into a typed error (a missing attribute names the package). */
-export function nixFailure(exitCode: number, message: string | undefined, packages: readonly string[] | undefined): ActionError {
+/** Lines of a failed builder's log quoted in the message itself (all of them are in `details`). */
+const MESSAGE_LOG_LINES = 5;
+
+/**
+ * Turns Nix's exit code and last error into a typed error: a missing attribute names the package,
+ * a failed build names the derivation that failed (the package, when it is one of `packages`) and
+ * its builder's last lines instead of the wrapper that depended on it.
+ */
+export function nixFailure(
+  exitCode: number,
+  message: string | undefined,
+  packages: readonly string[] | undefined,
+  failedBuilds: readonly FailedBuild[] = [],
+): ActionError {
   const text = message ?? `nix exited with code ${exitCode}`;
   const offline = NO_NETWORK.exec(text);
   if (offline) return noNetwork(exitCode, offline[1]!, offline[2]!);
@@ -54,6 +67,37 @@ export function nixFailure(exitCode: number, message: string | undefined, packag
       details: { nixExitCode: exitCode },
     });
   }
+  if (failedBuilds.length > 0) return buildFailure(exitCode, text, packages ?? [], failedBuilds);
   const what = exitCode === 100 ? "a package failed to build" : exitCode === 1 ? "evaluation failed" : `nix exited with code ${exitCode}`;
   return new ActionError("invalid_request", `${what}: ${text}`, { details: { nixExitCode: exitCode } });
+}
+
+function buildFailure(exitCode: number, text: string, packages: readonly string[], builds: readonly FailedBuild[]): ActionError {
+  const failed = builds.map((b) => {
+    const index = packageIndexOf(b.name, packages);
+    return { ...b, ...(index >= 0 ? { package: packages[index]!, index } : {}) };
+  });
+  const first = failed[0]!;
+  const who = first.index !== undefined ? `packages[${first.index}] ${JSON.stringify(first.package)}` : `${JSON.stringify(first.name)}`;
+  const more =
+    failed.length > 1
+      ? ` (and ${failed
+          .slice(1)
+          .map((f) => JSON.stringify(f.package ?? f.name))
+          .join(", ")})`
+      : "";
+  const lines = first.log.slice(-MESSAGE_LOG_LINES);
+  const tail = lines.length > 0 ? `; its builder's last lines:\n${lines.join("\n")}` : "; its builder printed nothing";
+  return new ActionError(
+    "invalid_request",
+    `${who}${more} failed to build: the builder of ${first.drv} exited with code ${first.exitCode}${tail}\n(nix: ${text})`,
+    {
+      ...(first.index !== undefined ? { path: `/packages/${first.index}` } : {}),
+      details: {
+        nixExitCode: exitCode,
+        package: first.package ?? first.name,
+        failed: failed.map(({ index: _, ...f }) => f),
+      },
+    },
+  );
 }

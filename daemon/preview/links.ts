@@ -16,18 +16,18 @@ export class PreviewLinks {
     return this.hosts.unavailable();
   }
 
-  issue(
+  async issue(
     port: number,
     scope: Scope,
     issuer: string,
     ttlMs: number | undefined,
     path = "/",
-  ): { url: string; expiresAt: string; tokenId: string } {
+  ): Promise<{ url: string; expiresAt: string; tokenId: string }> {
     if (port === this.hosts.ownPort)
       throw new ActionError("invalid_request", `port ${port} is the daemon's own; a preview opens a server the jobs run`, {
         path: "/port",
       });
-    const { token, id, expiresAt } = this.tokens.create({
+    const { token, id, expiresAt } = await this.tokens.create({
       scope,
       ttlMs: ttlMs ?? DEFAULT_PREVIEW_TTL_MS,
       label: "preview",

@@ -5,6 +5,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import type { Dispatcher } from "undici";
 import { ActionError } from "../../protocol/errors.js";
 import type { RunContext } from "./context.js";
+import { sha256FromSumsUrl, urlFileName, type SumsSource } from "./checksum-file.js";
 import { chooseDownloadName } from "./download-name.js";
 import { headerValue, openFollowingRedirects, parseHttpUrl, logSafeUrl, type OpenedResponse } from "./http-open.js";
 import { installDownload, planDestination } from "./download-dest.js";
@@ -26,6 +27,8 @@ export interface DownloadOptions {
   dest: string;
   /** Expected SHA-256, hex. */
   sha256?: string;
+  /** Instead of `sha256`: the sums file to take it from, and the entry (default: the URL's file name). */
+  sha256sums?: SumsFileRef;
   overwrite?: boolean;
   /** Create the missing directories on the way to the file first (`mkdir -p`). */
   parents?: boolean;
@@ -39,6 +42,15 @@ export interface DownloadOptions {
   dispatcher?: Dispatcher;
 }
 
+export interface SumsFileRef {
+  url: string;
+  name?: string;
+  /** How errors name the sums file (default: its URL) and the request field it came from. */
+  label?: string;
+  field?: string;
+  headers?: Record<string, string>;
+}
+
 export interface DownloadResult {
   path: string;
   size: number;
@@ -50,10 +62,25 @@ export interface DownloadResult {
 /** Downloads `opts.url` per the rules above; throws ActionError on every refusal or failure. */
 export async function downloadFile(ctx: RunContext, opts: DownloadOptions): Promise<DownloadResult> {
   const url = parseHttpUrl(opts.url);
-  const expected = normalizeSha256(opts.sha256);
+  let expected = normalizeSha256(opts.sha256);
   if (!opts.dest.endsWith("/")) requireNameFits(opts.dest, "/dest");
   if (opts.parents) await makeParents(opts.dest.endsWith("/") ? opts.dest : dirname(opts.dest), "/dest");
   const target = await planDestination(opts.dest, opts.overwrite ?? false);
+  let source: SumsSource | undefined;
+  if (opts.sha256sums) {
+    const sums = opts.sha256sums;
+    const field = sums.field ?? "/sha256sums/url";
+    const sumsUrl = parseHttpUrl(sums.url, field);
+    source = { sums: sums.label ?? logSafeUrl(sumsUrl), name: sums.name ?? urlFileName(url) };
+    ctx.progress({ phase: "checksum", message: `${source.sums} (${source.name})` });
+    expected = await sha256FromSumsUrl(ctx.signal, sumsUrl, source.name, {
+      field,
+      label: source.sums,
+      headers: sums.headers,
+      authorization: opts.authorization,
+      dispatcher: opts.dispatcher,
+    });
+  }
   ctx.progress({ phase: "connect", message: logSafeUrl(url) });
   const res = await openFollowingRedirects(url, {
     signal: ctx.signal,
@@ -85,12 +112,13 @@ export async function downloadFile(ctx: RunContext, opts: DownloadOptions): Prom
     await handle.close();
     handle = undefined;
     if (expected && sha256 !== expected) {
+      const from = source ? ` (from ${source.sums}, entry ${JSON.stringify(source.name)})` : "";
       throw new ActionError(
         "invalid_request",
-        `SHA-256 mismatch for ${logSafeUrl(res.url)}: expected ${expected}, got ${sha256}; nothing was written`,
+        `SHA-256 mismatch for ${logSafeUrl(res.url)}: expected ${expected}${from}, got ${sha256}; nothing was written`,
         {
-          path: "/sha256",
-          details: { expected, actual: sha256 },
+          path: source ? "/sha256sums" : "/sha256",
+          details: { expected, actual: sha256, ...source },
         },
       );
     }

@@ -3,7 +3,7 @@ import picomatch from "picomatch";
 import type { Dispatcher } from "undici";
 import { ActionError } from "../../protocol/errors.js";
 import type { RunContext } from "./context.js";
-import { downloadFile, type DownloadResult } from "./download.js";
+import { downloadFile, type DownloadResult, type SumsFileRef } from "./download.js";
 import { openFollowingRedirects, parseHttpUrl } from "./http-open.js";
 
 /**
@@ -70,6 +70,10 @@ export async function resolveGithubAsset(
   api: GithubApiOptions,
   token?: string,
 ): Promise<ResolvedAsset> {
+  return pickAsset(await fetchRelease(ctx, query, api, token), query);
+}
+
+async function fetchRelease(ctx: Pick<RunContext, "signal">, query: GithubAssetQuery, api: GithubApiOptions, token?: string) {
   validateRepo(query.repo);
   if (query.tag.trim() === "" || /[\u0000-\u001f]/.test(query.tag)) {
     throw new ActionError("invalid_request", `tag must be a release tag or "latest", got ${JSON.stringify(query.tag)}`, {
@@ -101,23 +105,44 @@ export async function resolveGithubAsset(
       details: { status: res.statusCode },
     });
   }
-  const release = parseRelease(await readBounded(res.body, MAX_RELEASE_JSON_BYTES));
-  return pickAsset(release, query);
+  return parseRelease(await readBounded(res.body, MAX_RELEASE_JSON_BYTES));
 }
+
+/** Where the expected hash comes from: a sums file by URL, or an asset of the same release. */
+export type GithubSums = { url: string; name?: string } | { asset: string; name?: string };
 
 /** Resolves the asset, then downloads it like any URL (sha256, overwrite and dest rules apply). */
 export async function downloadGithubAsset(
   ctx: RunContext,
   query: GithubAssetQuery,
   api: GithubApiOptions,
-  download: { dest: string; sha256?: string; overwrite?: boolean; parents?: boolean; maxRetries?: number; retryDelayMs?: number },
+  download: {
+    dest: string;
+    sha256?: string;
+    sha256sums?: GithubSums;
+    overwrite?: boolean;
+    parents?: boolean;
+    maxRetries?: number;
+    retryDelayMs?: number;
+  },
 ): Promise<DownloadResult & { asset: string; tag: string }> {
   const token = await readGithubToken(api.tokenFile);
   ctx.progress({ phase: "resolve", message: `${query.repo}@${query.tag}` });
-  const asset = await resolveGithubAsset(ctx, query, api, token);
+  const release = await fetchRelease(ctx, query, api, token);
+  const asset = pickAsset(release, query);
+  const sums = download.sha256sums;
+  let sha256sums: SumsFileRef | undefined;
+  if (sums && "asset" in sums) {
+    const file = pickAsset(release, { ...query, asset: sums.asset }, "/sha256sums/asset");
+    const headers = { accept: "application/octet-stream" };
+    sha256sums = { url: file.url, name: sums.name ?? asset.name, label: file.name, field: "/sha256sums/asset", headers };
+  } else if (sums) {
+    sha256sums = { url: sums.url, name: sums.name ?? asset.name };
+  }
   const origin = new URL(api.apiBase).origin;
   const result = await downloadFile(ctx, {
     ...download,
+    sha256sums,
     url: asset.url,
     headers: { accept: "application/octet-stream" },
     authorization: token ? { origin, value: `Bearer ${token}` } : undefined,
@@ -149,7 +174,7 @@ function parseRelease(text: string): ReleaseJson {
   return r as ReleaseJson;
 }
 
-function pickAsset(release: ReleaseJson, query: GithubAssetQuery): ResolvedAsset {
+function pickAsset(release: ReleaseJson, query: GithubAssetQuery, field = "/github/asset"): ResolvedAsset {
   const isMatch = picomatch(query.asset, { dot: true });
   const names = release.assets.map((a) => a.name);
   const matches = release.assets.filter((a) => isMatch(a.name));
@@ -160,7 +185,7 @@ function pickAsset(release: ReleaseJson, query: GithubAssetQuery): ResolvedAsset
       "invalid_request",
       `asset pattern ${JSON.stringify(query.asset)} ${problem} of release ${release.tag_name}; assets: ${names.join(", ") || "(none)"}`,
       {
-        path: "/github/asset",
+        path: field,
         details: { assets: names, matched: matches.map((a) => a.name) },
       },
     );

@@ -13,8 +13,9 @@ The token is the file hotline/token in the daemon user's config directory
 (~/.config/hotline/token by default, mode 0600), or one issued by tokens.create.
 
 Send JSON text frames {"id": 1, "action": "...", ...params}; replies carry the same id.
-First request: {"id": 1, "action": "state.guide"} returns the guide (every action, its
-parameters, results and errors); {"id": 2, "action": "state.info"} says what this daemon is.
+First request: {"id": 1, "action": "state.guide"} returns the guide's core (the protocol,
+jobs, the common actions, errors, and an index of its sections: "section" gives one);
+{"id": 2, "action": "state.info"} says what this daemon is.
 
 MCP clients: Streamable HTTP at /mcp with the same Authorization header.
 `;

@@ -54,10 +54,10 @@ export class SshAccess {
   }
 
   /** A new credential expiring after ttlMs (15 minutes unless given), issued on behalf of `issuer`. */
-  issue(issuer: string, ttlMs: number | undefined): SshAccessReply {
+  async issue(issuer: string, ttlMs: number | undefined): Promise<SshAccessReply> {
     const at = this.reachable;
     if (!at) return { available: false, reason: this.reason };
-    const { token, id, expiresAt } = this.tokens.create({
+    const { token, id, expiresAt } = await this.tokens.create({
       scope: "manage",
       ttlMs: ttlMs ?? DEFAULT_SSH_TTL_MS,
       label: "ssh",

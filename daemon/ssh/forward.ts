@@ -17,6 +17,42 @@ export function isLoopback(address: string): boolean {
 /** A channel slot from the connection's budget: false when none is free. */
 export type ChannelSlot = () => (() => void) | undefined;
 
+/** SSH_MSG_CHANNEL_OPEN_FAILURE reason codes (RFC 4254 §5.1): OpenSSH prints their names. */
+export const OPEN_FAILURE = { prohibited: 1, connectFailed: 2, resourceShortage: 4 } as const;
+
+/**
+ * Refuses a channel open with a reason the client shows: OpenSSH prints "channel N: open failed:
+ * connect failed: <description>". ssh2's reject() always sends an empty description and picks the
+ * code itself, so its one call to the protocol's channelOpenFail is given ours (ssh2 1.17 keeps the
+ * protocol as `_protocol`); without that method it falls back to the plain reject.
+ */
+export function rejectWith(client: Connection, reject: () => void, code: number, description: string): void {
+  const protocol = (client as unknown as { _protocol?: { channelOpenFail?: (remote: number, reason: number, desc: string) => void } })
+    ._protocol;
+  const original = protocol?.channelOpenFail;
+  if (!protocol || typeof original !== "function") return reject();
+  protocol.channelOpenFail = (remote: number) => original.call(protocol, remote, code, description);
+  try {
+    reject();
+  } finally {
+    protocol.channelOpenFail = original;
+  }
+}
+
+/** Why a connection from the daemon to `where` failed, as the client is told. */
+function connectFailure(err: NodeJS.ErrnoException | undefined, where: string): string {
+  if (err === undefined) return `no answer from ${where} within ${CONNECT_TIMEOUT_MS / 1000} s`;
+  const what: Record<string, string> = {
+    ECONNREFUSED: "connection refused",
+    EHOSTUNREACH: "host unreachable",
+    ENETUNREACH: "network unreachable",
+    ECONNRESET: "connection reset",
+    ETIMEDOUT: "timed out",
+    EADDRNOTAVAIL: "address not available",
+  };
+  return `${(err.code && what[err.code]) ?? err.code ?? err.message} on ${where}`;
+}
+
 /** Pipes a socket and a channel into each other (each side's backpressure holds the other) and ends both together. */
 function join(socket: Socket, channel: ServerChannel, release: () => void): void {
   let done = false;
@@ -50,30 +86,39 @@ async function destination(host: string, anyHost: boolean): Promise<{ address: s
 export function serveDirectTcpip(client: Connection, options: { anyHost: boolean; slot: ChannelSlot; log: Logger }): void {
   client.on("tcpip", (accept, reject, info: TcpipRequestInfo) => {
     const release = options.slot();
-    if (!release) return reject();
+    if (!release)
+      return rejectWith(
+        client,
+        reject,
+        OPEN_FAILURE.resourceShortage,
+        "the connection has the most channels allowed open (sshMaxChannels)",
+      );
     destination(info.destIP, options.anyHost).then(
       (dest) => {
         if ("refused" in dest) {
           options.log.info({ dest: `${info.destIP}:${info.destPort}`, why: dest.refused }, "ssh: forward refused");
           release();
-          return reject();
+          return rejectWith(client, reject, OPEN_FAILURE.prohibited, dest.refused);
         }
+        const where = `${dest.address.includes(":") ? `[${dest.address}]` : dest.address}:${info.destPort}`;
         const socket = connect({ host: dest.address, port: info.destPort, timeout: CONNECT_TIMEOUT_MS });
-        const fail = (): void => {
+        const fail = (err?: NodeJS.ErrnoException): void => {
           socket.destroy();
           release();
-          reject();
+          const why = connectFailure(err, where);
+          options.log.info({ dest: where, why }, "ssh: forward failed");
+          rejectWith(client, reject, OPEN_FAILURE.connectFailed, why);
         };
-        socket.once("error", fail).once("timeout", fail);
+        socket.once("error", fail).once("timeout", () => fail());
         socket.once("connect", () => {
           socket.off("error", fail).off("timeout", fail);
           socket.setTimeout(0);
           join(socket, accept(), release);
         });
       },
-      () => {
+      (err: NodeJS.ErrnoException) => {
         release();
-        reject();
+        rejectWith(client, reject, OPEN_FAILURE.connectFailed, `${info.destIP} does not resolve (${err.code ?? err.message})`);
       },
     );
   });

@@ -5,7 +5,7 @@ import type { Logger } from "pino";
 import type { AuthContext, Connection, Server as SshListener } from "ssh2";
 import type { TokenStore } from "../tokens/store.js";
 import { checkCredential, REFUSAL_DELAY_MS, RefusalLimiter } from "./auth.js";
-import { serveDirectTcpip, serveRemoteForwards } from "./forward.js";
+import { OPEN_FAILURE, rejectWith, serveDirectTcpip, serveRemoteForwards } from "./forward.js";
 import type { HostKey } from "./host-key.js";
 import { type SessionServices, serveSession } from "./session.js";
 
@@ -215,7 +215,13 @@ export class SshServer {
     };
     connection.on("session", (accept, reject) => {
       const release = slot();
-      if (!release) return reject();
+      if (!release)
+        return rejectWith(
+          connection,
+          reject,
+          OPEN_FAILURE.resourceShortage,
+          `the connection has ${maxChannels} channels open, the most allowed`,
+        );
       const session = accept();
       session.once("close", release);
       serveSession(session, this.options.session, `token ${client.tokenId}`);

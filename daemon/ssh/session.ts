@@ -5,6 +5,8 @@ import type { PseudoTtyInfo, ServerChannel, Session } from "ssh2";
 import type { Job } from "../jobs/job.js";
 import { escalate } from "../process/index.js";
 import { type ChannelProcess, finishChannel, runOnChannel } from "./exec.js";
+import { untilTurnHasRoom } from "../util/turn-budget.js";
+import { work } from "../watchdog/work.js";
 import { bridgeTerminal } from "./terminal-bridge.js";
 
 /** An interactive shell as a terminal job: what the session asks the job layer for. */
@@ -98,13 +100,24 @@ export function serveSession(session: Session, services: SessionServices, label:
   };
 
   const terminalEnv = (): Record<string, string> => (pty?.term ? { ...own, TERM: pty.term } : own);
-  // Each spawn in a turn of its own: a client opening many channels in one packet burst
-  // (ControlMaster, JetBrains) would otherwise fork them all in one turn of the event loop.
+  // Spawns within the turn budget: a client opening many channels in one packet burst
+  // (ControlMaster, JetBrains, a pipelining library) would otherwise fork them all in one turn of
+  // the event loop (each fork of the daemon costs milliseconds), and setImmediate alone does not
+  // spread them: immediates queued in one turn all run in the next check phase.
   const piped = (channel: ServerChannel, argv: string[], cwd: string): void => {
-    setImmediate(() => {
+    const start = (): void => {
       if (hungUp) return;
-      running = runOnChannel(channel, { argv, cwd, env: services.environment(cwd, own, false) });
-    });
+      // Timed for the watchdog: a late turn spent starting channels' processes is blamed on them.
+      const unit = work.begin("ssh channel start", label);
+      try {
+        running = work.timed(unit, () => runOnChannel(channel, { argv, cwd, env: services.environment(cwd, own, false) }));
+      } finally {
+        work.end(unit);
+      }
+    };
+    const turn = untilTurnHasRoom();
+    if (turn) void turn.then(start);
+    else start();
   };
 
   // A terminal starts asynchronously (a job, or node-pty's first load); the session drives it once it runs.
@@ -194,6 +207,7 @@ async function ptyCommand(
   log: Logger,
 ): Promise<ChannelTerminal> {
   const { startPty } = await import("../runners/pty.js");
+  await untilTurnHasRoom();
   const abort = new AbortController();
   let write: (data: Buffer) => void = () => {};
   const started = startPty(

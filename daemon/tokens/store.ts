@@ -1,11 +1,11 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, readFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Static } from "@sinclair/typebox";
 import type { TokenInfo as TokenInfoSchema } from "../../protocol/actions/tokens-manage.js";
 import type { Scope } from "../../protocol/define.js";
 import { ActionError } from "../../protocol/errors.js";
-import { writeFileAtomicSync } from "../util/atomic-write.js";
+import { writeFileAtomicSync, writeFileDurable } from "../util/atomic-write.js";
 
 /** What `tokens.list` shows of an issued token: everything but its hash (the wire shape, from protocol/). */
 export type TokenInfo = Static<typeof TokenInfoSchema>;
@@ -79,6 +79,16 @@ const sha256 = (text: string): Buffer => createHash("sha256").update(text).diges
 /** Tokens dropped from the file whose end is remembered (in memory) so a refusal can say why. */
 const REMEMBERED_ENDS = 1000;
 
+/** After a failed write of tokens.json, how long until the table is written again (the file lacks a change). */
+const SAVE_RETRY_MS = 5000;
+
+/** Changes waiting for the next write of tokens.json, and the callers waiting for it to be durable. */
+interface Batch {
+  /** Tokens created in this batch: dropped again if its write fails, since nobody was given them. */
+  created: IssuedToken[];
+  waiters: Array<{ resolve: () => void; reject: (err: unknown) => void; change: "create" | "revoke" | "retry" }>;
+}
+
 /**
  * Tokens live in files only: `<config>/token` is the `manage` token (created 0600 on first start);
  * tokens issued later are kept as SHA-256 hashes in `<config>/tokens.json`, with scope and expiry.
@@ -91,10 +101,23 @@ export class TokenStore {
   private readonly revokeListeners: Array<(id: string) => void> = [];
   /** Hash → how a token dropped from the file ended, newest last, at most REMEMBERED_ENDS. */
   private readonly ended = new Map<string, "revoked" | "expired">();
+  /** Whether a write of tokens.json is in flight (at most one is). */
+  private writing = false;
+  /** The changes made since the write in flight began (or since the last one ended). */
+  private pending: Batch | undefined;
+  /** Writes of tokens.json started so far: a burst of changes shares one (tests read it). */
+  writes = 0;
+  /**
+   * Each record's hash as bytes and expiry as a number, parsed once: check, list and create walk
+   * the whole table (up to MAX_LIVE_TOKENS, and each record's issuers), so a parse per visit
+   * made a create near the full table cost ~1 ms of the event loop.
+   */
+  private readonly parsed = new WeakMap<IssuedToken, { hash: Buffer; expiresAt: number | undefined }>();
 
   constructor(
     configDir: string,
     private readonly maxLive = MAX_LIVE_TOKENS,
+    private readonly retryMs = SAVE_RETRY_MS,
   ) {
     mkdirSync(configDir, { recursive: true, mode: 0o700 });
     const tokenPath = join(configDir, "token");
@@ -102,6 +125,8 @@ export class TokenStore {
     chmodSync(tokenPath, 0o600);
     this.primaryHash = sha256(readFileSync(tokenPath, "utf8").trim());
     this.issuedPath = join(configDir, "tokens.json");
+    // A write cut short by a crash leaves its temporary sibling; tokens.json itself is old or new.
+    for (const name of readdirSync(configDir)) if (name.startsWith("tokens.json.tmp-")) rmSync(join(configDir, name), { force: true });
     if (existsSync(this.issuedPath)) this.load(JSON.parse(readFileSync(this.issuedPath, "utf8")) as IssuedToken[]);
   }
 
@@ -115,7 +140,7 @@ export class TokenStore {
     if (timingSafeEqual(hash, this.primaryHash))
       return use === "api" ? { ok: true, scope: "manage", id: PRIMARY_TOKEN_ID } : { ok: false, reason: "wrong" };
     for (const t of this.issued) {
-      const stored = Buffer.from(t.sha256, "hex");
+      const stored = this.meta(t).hash;
       if (stored.length !== hash.length || !timingSafeEqual(hash, stored)) continue;
       if ((t.use ?? "api") !== use) return { ok: false, reason: "wrong" };
       const lineage = this.lineage(t);
@@ -162,11 +187,11 @@ export class TokenStore {
    */
   private lineage(t: IssuedToken): { expiresAt: number | undefined } | undefined {
     let expiresAt: number | undefined;
-    const seen = new Set<string>();
+    let steps = 0;
     for (let at: IssuedToken | undefined = t; at; ) {
-      if (seen.has(at.id)) return undefined; // a cycle can only be a damaged file
-      seen.add(at.id);
-      if (at.expiresAt) expiresAt = Math.min(expiresAt ?? Number.POSITIVE_INFINITY, Date.parse(at.expiresAt));
+      if (++steps > this.issued.length + 1) return undefined; // a cycle can only be a damaged file
+      const ends = this.meta(at).expiresAt;
+      if (ends !== undefined) expiresAt = Math.min(expiresAt ?? Number.POSITIVE_INFINITY, ends);
       if (at.issuer === undefined || at.issuer === PRIMARY_TOKEN_ID) return { expiresAt };
       at = this.byId.get(at.issuer);
       if (!at) return undefined;
@@ -183,9 +208,10 @@ export class TokenStore {
   /**
    * Issues a token; only its hash is stored, the token itself is returned once. The issuer bounds
    * it: its expiry is capped at the issuer's, a scope above the issuer's is `forbidden`, and so is
-   * any token asked for by a token that may not issue (a browser link's).
+   * any token asked for by a token that may not issue (a browser link's). The token holds (and
+   * counts against the budgets) from the call; the promise resolves once tokens.json keeps it.
    */
-  create(request: TokenRequest, now = Date.now()): { token: string; id: string; expiresAt: string } {
+  async create(request: TokenRequest, now = Date.now()): Promise<{ token: string; id: string; expiresAt: string }> {
     const { scope, ttlMs, label, use = "api", port, issuer, pageOnly } = request;
     const live = this.live(now);
     const bound = this.issuerBound(issuer, scope, now, use);
@@ -204,7 +230,10 @@ export class TokenStore {
     if (port !== undefined) record.port = port;
     if (issuer !== undefined) record.issuer = issuer;
     if (pageOnly) record.pageOnly = true;
-    this.save([...live, record]);
+    if (live.length !== this.issued.length) this.load(live);
+    this.issued.push(record);
+    this.byId.set(record.id, record);
+    await this.persist(record);
     return { token, id: record.id, expiresAt };
   }
 
@@ -250,10 +279,12 @@ export class TokenStore {
   }
 
   /**
-   * Revokes an issued token and every token it issued (and they issued), at once: connections
-   * that use any of them are closed by the listeners.
+   * Revokes an issued token and every token it issued (and they issued), at once: from the call
+   * they are refused (a request on a connection that uses one is answered unauthorized and closes
+   * it). Once tokens.json no longer has them (or its write failed) the listeners close every
+   * connection that uses them, and the promise settles; the revoking request's reply goes first.
    */
-  revoke(id: string, now = Date.now()): TokenInfo {
+  async revoke(id: string, now = Date.now()): Promise<TokenInfo> {
     if (id === PRIMARY_TOKEN_ID)
       throw new ActionError(
         "invalid_request",
@@ -267,9 +298,13 @@ export class TokenStore {
     const gone = new Set([id]);
     // Issued after their issuer, so one pass in file order finds every generation.
     for (const x of live) if (x.issuer !== undefined && gone.has(x.issuer)) gone.add(x.id);
-    this.save(live.filter((x) => !gone.has(x.id)));
+    this.load(live.filter((x) => !gone.has(x.id)));
     for (const x of live) if (gone.has(x.id)) this.remember(x.sha256, "revoked");
-    for (const revoked of gone) for (const listener of this.revokeListeners) listener(revoked);
+    try {
+      await this.persist();
+    } finally {
+      for (const revoked of gone) for (const listener of this.revokeListeners) listener(revoked);
+    }
     return publicInfo(t);
   }
 
@@ -293,10 +328,70 @@ export class TokenStore {
     if (this.ended.size > REMEMBERED_ENDS) this.ended.delete(this.ended.keys().next().value!);
   }
 
-  // Expired and revoked tokens are dropped whenever the file is written, so it stays small.
-  private save(tokens: IssuedToken[]): void {
-    writeFileAtomicSync(this.issuedPath, JSON.stringify(tokens, null, 2), { mode: 0o600, fsync: true });
-    this.load(tokens);
+  /** Resolves once every change made so far is in tokens.json (for shutdown). */
+  async flush(): Promise<void> {
+    if (this.writing || this.pending) await this.persist().catch(() => undefined);
+  }
+
+  /**
+   * Resolves once tokens.json holds the table as it is now. At most one write is in flight (off
+   * the event loop: a 1000-token file costs a synchronous write and fsync of ~0.5 MB otherwise);
+   * changes made meanwhile wait for the next one, which writes them all, so a burst of creates
+   * costs two writes, not one each. Each write is a temporary file, fsynced, renamed over the old
+   * one, so after a crash the file is the old table or the new, never a mix.
+   */
+  private persist(created?: IssuedToken, retry = false): Promise<void> {
+    this.pending ??= { created: [], waiters: [] };
+    if (created) this.pending.created.push(created);
+    const change = created ? "create" : retry ? "retry" : "revoke";
+    const done = new Promise<void>((resolve, reject) => this.pending!.waiters.push({ resolve, reject, change }));
+    // Changes made in this turn join the write too: it starts in the next one.
+    if (!this.writing) {
+      this.writing = true;
+      setImmediate(() => this.writeNext());
+    }
+    return done;
+  }
+
+  private writeNext(): void {
+    const batch = this.pending;
+    this.pending = undefined;
+    if (!batch) {
+      this.writing = false;
+      return;
+    }
+    this.writes++;
+    // Expired and revoked tokens are dropped whenever the file is written, so it stays small.
+    writeFileDurable(this.issuedPath, JSON.stringify(this.issued)).then(
+      () => {
+        for (const w of batch.waiters) w.resolve();
+        this.writeNext();
+      },
+      (err: NodeJS.ErrnoException) => {
+        // Nobody was given these tokens: they must not hold. A revocation stays in force in
+        // memory, and the file gets it with the next write: a later change's, or the retry's.
+        const dropped = new Set(batch.created);
+        if (dropped.size) this.load(this.issued.filter((t) => !dropped.has(t)));
+        const why = `the token table could not be saved (${this.issuedPath}: ${err.code ?? err.message})`;
+        const outcome = {
+          create: "the token was not issued; retry once the disk has room",
+          revoke: `the token is revoked (refused from now on), but the file still has it; the daemon saves it again every ${this.retryMs / 1000} s`,
+          retry: "",
+        };
+        for (const w of batch.waiters) w.reject(new ActionError("unavailable", `${why}: ${outcome[w.change]}`));
+        if (!this.pending) setTimeout(() => void this.persist(undefined, true).catch(() => undefined), this.retryMs).unref();
+        this.writeNext();
+      },
+    );
+  }
+
+  private meta(t: IssuedToken): { hash: Buffer; expiresAt: number | undefined } {
+    let parsed = this.parsed.get(t);
+    if (!parsed) {
+      parsed = { hash: Buffer.from(t.sha256, "hex"), expiresAt: t.expiresAt ? Date.parse(t.expiresAt) : undefined };
+      this.parsed.set(t, parsed);
+    }
+    return parsed;
   }
 
   private load(tokens: IssuedToken[]): void {

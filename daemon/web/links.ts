@@ -45,15 +45,15 @@ export class PageLinks {
     this.tokens.checkIssue({ scope, issuer });
   }
 
-  issue(
+  async issue(
     page: LinkPage,
     scope: Scope,
     issuer: string,
     ttlMs: number | undefined,
     fragment: Record<string, string> = {},
-  ): { url: string; expiresAt: string; tokenId: string } {
+  ): Promise<{ url: string; expiresAt: string; tokenId: string }> {
     // A link opens its page: its token may not issue tokens or links of its own (guide: Browser links).
-    const { token, id, expiresAt } = this.tokens.create({
+    const { token, id, expiresAt } = await this.tokens.create({
       scope,
       ttlMs: ttlMs ?? DEFAULT_LINK_TTL_MS,
       label: `${page} link`,

@@ -11,6 +11,7 @@ import { addRepo, checkAddRepo, listRepos, requireRepo, type AddRepoParams } fro
 import { resolveCommit } from "./git-helpers.js";
 import { checkId, DEFAULT_REPO_ID } from "./ids.js";
 import { writeSecrets, type WriteSecretsParams } from "./secrets.js";
+import { ensureTask } from "./ensure-task.js";
 import { createTask, listTasks, removeTask, type CreateTaskParams } from "./tasks.js";
 
 export interface WorkspaceOptions {
@@ -83,6 +84,11 @@ export class Workspace {
   /** tasks.create */
   createTask(params: CreateTaskParams, ctx?: WorkContext) {
     return mappingGitErrors(createTask(this.deps, params, ctx));
+  }
+
+  /** tasks.run: the task, created first when it does not exist. */
+  ensureTask(params: CreateTaskParams, ctx?: WorkContext) {
+    return mappingGitErrors(ensureTask(this.deps, params, ctx));
   }
 
   /** tasks.list */

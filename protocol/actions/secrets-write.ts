@@ -13,8 +13,17 @@ export const secretsWrite = defineAction({
   summary:
     "Replace the root .env of a repository's clone or of a task's worktree (mode 0600); refused when .env is tracked. Only names come back.",
   params: Type.Object(
-    { repo: Type.Optional(RepoId), task: Type.Optional(TaskId), values: SecretValues, ...LockWaitParams },
-    { additionalProperties: false },
+    {
+      repo: Type.Optional(
+        Type.String({ ...RepoId, description: "the repository whose clone gets the .env; give exactly one of repo and task" }),
+      ),
+      task: Type.Optional(
+        Type.String({ ...TaskId, description: "the task whose worktree gets the .env; give exactly one of repo and task" }),
+      ),
+      values: SecretValues,
+      ...LockWaitParams,
+    },
+    { additionalProperties: false, description: "Exactly one of repo or task names the .env to replace." },
   ),
   result: Type.Object({
     repo: Type.String(),

@@ -1,25 +1,14 @@
 import { createHash, randomBytes } from "node:crypto";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, open, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ActionError } from "../../protocol/errors.js";
 import { downloadFile } from "../../daemon/runners/download.js";
+import { BatchedSink } from "../../daemon/runners/download-sink.js";
 import { sanitizeFileName, nameFromContentDisposition } from "../../daemon/runners/download-name.js";
-import { listDir, progressReached, serveBytes, startServer, tempDir, testContext } from "./helpers.js";
+import { listDir, rejection, progressReached, serveBytes, startServer, tempDir, testContext } from "./helpers.js";
 
 const BODY = randomBytes(3 * 1024 * 1024 + 123);
 const BODY_SHA = createHash("sha256").update(BODY).digest("hex");
-
-async function rejection(p: Promise<unknown>): Promise<ActionError> {
-  const err = await p.then(
-    () => {
-      throw new Error("expected the promise to reject");
-    },
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ActionError);
-  return err as ActionError;
-}
 
 describe("downloadFile", () => {
   it("downloads a file, hashing it, and reports byte progress with the total", async () => {
@@ -220,5 +209,25 @@ describe("download file names", () => {
     expect(sanitizeFileName("x".repeat(300)).length).toBe(255);
     expect(nameFromContentDisposition("attachment; filename*=UTF-8''na%C3%AFve.txt; filename=\"x\"")).toBe("naïve.txt");
     expect(nameFromContentDisposition("inline; filename=plain.bin")).toBe("plain.bin");
+  });
+});
+
+describe("BatchedSink", () => {
+  it("writes batches in order with the hash of every byte, and turns a failed write into a structured error", async () => {
+    const dir = await tempDir();
+    const handle = await open(join(dir, "out"), "w");
+    const hash = createHash("sha256");
+    const sink = new BatchedSink(handle, hash, 0);
+    for (let at = 0; at < BODY.length; at += 100_000) await sink.push(BODY.subarray(at, at + 100_000));
+    await sink.drain();
+    await handle.close();
+    expect(sink.written).toBe(BODY.length);
+    expect(hash.digest("hex")).toBe(BODY_SHA);
+    expect((await readFile(join(dir, "out"))).equals(BODY)).toBe(true);
+    const full = await open("/dev/full", "w");
+    const failing = new BatchedSink(full, createHash("sha256"), 0);
+    const err = await rejection(failing.push(Buffer.alloc(2 * 1024 * 1024)).then(() => failing.drain()));
+    expect(err).toMatchObject({ code: "internal", message: expect.stringContaining("ENOSPC") });
+    await full.close();
   });
 });

@@ -31,6 +31,7 @@ describe("files.* through the real daemon", () => {
     scratch = mkdtempSync(join(tmpdir(), "hotline-files-e2e-"));
     const routes: Parameters<typeof startServer>[0] = {
       "/file.bin": serveBytes(BODY),
+      "/SUMS": (_q, res) => res.writeHead(200).end(`${"0".repeat(64)}  other.bin\n${SHA}  file.bin\n`),
       "/dotfile": serveBytes(Buffer.from("alias ls='rm -rf ~'\n"), '"v1"', { "content-disposition": 'attachment; filename=".bashrc"' }),
       "/slow": (_q, res) => {
         res.writeHead(200, { "content-length": 50 * 1024 * 1024 });
@@ -76,6 +77,24 @@ describe("files.* through the real daemon", () => {
     expect(readFileSync(join(dir, "f.bin")).equals(BODY)).toBe(true);
     const out = await client.ok("jobs.output", { job: job.id });
     expect(out.data).toContain(`sha256 ${SHA}`);
+  });
+
+  it("checks a download against its entry in a sums file in the same call", async () => {
+    const dir = fresh();
+    const sha256sums = { url: `${server.url}/SUMS` };
+    const { job } = await client.ok("files.download", { url: `${server.url}/file.bin`, dest: `${dir}/`, sha256sums, wait: 30_000 });
+    expect(job).toMatchObject({ state: "succeeded", result: { path: join(dir, "file.bin"), sha256: SHA } });
+    const missing = await client.ok("files.download", {
+      url: `${server.url}/file.bin`,
+      dest: `${dir}/x`,
+      sha256sums: { ...sha256sums, name: "nope.bin" },
+      wait: 30_000,
+    });
+    expect(missing.job.error).toMatchObject({
+      code: "invalid_request",
+      path: "/sha256sums/name",
+      details: { entries: ["other.bin", "file.bin"] },
+    });
   });
 
   it("downloads a GitHub release asset through the configured API", async () => {
@@ -169,6 +188,17 @@ describe("files.* through the real daemon", () => {
     expect(both.error).toMatchObject({ code: "invalid_request", path: "/url" });
     const repo = await client.call("files.download", { github: { repo: "../x", tag: "v1", asset: "*" }, dest: "/tmp/x" });
     expect(repo.error).toMatchObject({ code: "invalid_request", path: "/github/repo" });
+    const sums = { url: `${server.url}/SUMS` };
+    const twice = await client.call("files.download", { url: `${server.url}/file.bin`, dest: "/tmp/x", sha256: SHA, sha256sums: sums });
+    expect(twice.error).toMatchObject({ code: "invalid_request", path: "/sha256sums" });
+    const asset = await client.call("files.download", { url: `${server.url}/file.bin`, dest: "/tmp/x", sha256sums: { asset: "SUMS" } });
+    expect(asset.error).toMatchObject({ code: "invalid_request", path: "/sha256sums/asset" });
+    const sumsUrl = await client.call("files.download", {
+      url: `${server.url}/file.bin`,
+      dest: "/tmp/x",
+      sha256sums: { url: "ftp://x/S" },
+    });
+    expect(sumsUrl.error).toMatchObject({ code: "invalid_request", path: "/sha256sums/url" });
     const rel = await client.call("files.extract", { archive: "a.tar", dest: "/tmp/x" });
     expect(rel.error).toMatchObject({ code: "invalid_request", path: "/archive" });
   });
@@ -292,6 +322,9 @@ describe("files.* through the real daemon", () => {
     const dl = await cli("download", `${server.url}/file.bin`, "--sha256", SHA, "--json");
     expect(dl.status, dl.stderr).toBe(0);
     expect(JSON.parse(dl.stdout)).toMatchObject({ state: "succeeded", result: { path: join(dir, "file.bin") } });
+    const summed = await cli("download", `${server.url}/file.bin`, "--dest", "again.bin", "--sha256-sums", `${server.url}/SUMS`, "--json");
+    expect(summed.status, summed.stderr).toBe(0);
+    expect(JSON.parse(summed.stdout)).toMatchObject({ state: "succeeded", result: { sha256: SHA } });
     execFileSync("tar", ["-cf", join(dir, "t.tar"), "-C", dir, "file.bin"]);
     const ex = await cli("extract", "t.tar", "unpacked");
     expect(ex.status, ex.stderr).toBe(0);

@@ -5,7 +5,8 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
-import { afterAll, onTestFinished } from "vitest";
+import { afterAll, expect, onTestFinished } from "vitest";
+import { ActionError } from "../../protocol/errors.js";
 import type { ProgressUpdate, RunContext } from "../../daemon/runners/context.js";
 
 /** A RunContext whose progress and output are recorded, with its controller for cancel tests. */
@@ -110,4 +111,16 @@ export function scratchDirs(prefix: string): { root: string; fresh(): string } {
       return dir;
     },
   };
+}
+
+/** The ActionError `p` rejects with (fails the test when it resolves or throws something else). */
+export async function rejection(p: Promise<unknown>): Promise<ActionError> {
+  const err = await p.then(
+    () => {
+      throw new Error("expected the promise to reject");
+    },
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(ActionError);
+  return err as ActionError;
 }

@@ -1,15 +1,19 @@
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { ACTIONS } from "../../protocol/index.js";
+import { readGuide, type GuideParts } from "../../daemon/guide.js";
 
 const GUIDE_DIR = new URL("../../guide/", import.meta.url).pathname;
 
-/** The guide exactly as the build embeds it: guide/*.md in name order. */
+/** The guide exactly as the build embeds it: its core (guide/core/) and sections (guide/NN-*.md). */
+export function guideParts(): GuideParts {
+  return readGuide(
+    GUIDE_DIR,
+    ACTIONS.map((a) => a.name),
+  );
+}
+
+/** The whole guide as `state.guide {"section": "all"}` serves it: guide/NN-*.md in name order. */
 export function guideText(): string {
-  return readdirSync(GUIDE_DIR)
-    .filter((f) => f.endsWith(".md"))
-    .sort()
-    .map((f) => `${readFileSync(join(GUIDE_DIR, f), "utf8").trimEnd()}\n`)
-    .join("\n");
+  return guideParts().all;
 }
 
 /** Every JSON object in the guide's ```json blocks: a block holds one object, or one per line. */

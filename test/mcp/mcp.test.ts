@@ -7,7 +7,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { ACTIONS } from "../../protocol/index.js";
-import { EXCLUDED, EXTRA_TOOLS, toolName } from "../../mcp/tools.js";
+import { EXCLUDED, EXTRA_TOOLS, toolName, WEBSOCKET_ONLY } from "../../mcp/tools.js";
 import { groupMembers } from "../helpers/process-group.js";
 import { CLI_MAIN, TestDaemon, type TestClient } from "../helpers/daemon.js";
 import { mcpClient, textOf, type TransportKind } from "./mcp-client.js";
@@ -73,7 +73,10 @@ describe.each<TransportKind>(["stdio", "http"])("MCP over %s", (kind) => {
     for (const action of ACTIONS) {
       const tool = tools.find((t) => t.name === toolName(action.name));
       if (!tool) continue;
-      expect(tool.inputSchema, action.name).toEqual(publishedParams(action.name));
+      // The published params schema, without the options a WebSocket client alone can use.
+      const published = publishedParams(action.name) as { properties: Record<string, unknown> };
+      for (const option of WEBSOCKET_ONLY[action.name] ?? []) delete published.properties[option];
+      expect(tool.inputSchema, action.name).toEqual(published);
       expect(tool.description).toContain(action.summary);
     }
   });
@@ -170,7 +173,7 @@ describe.each<TransportKind>(["stdio", "http"])("MCP over %s", (kind) => {
     expect(groupMembers(job.pid)).toEqual([]);
   });
 
-  it("serves the guide as a resource with state.guide's text and SHA-256", async () => {
+  it("serves the guide's core as a resource with state.guide's text and SHA-256", async () => {
     const guide = (await ws.ok("state.guide")) as { text: string; sha256: string };
     const { resources } = await mcp.listResources();
     const listed = resources.find((r) => r.uri === "hotline://guide")!;

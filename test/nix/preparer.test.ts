@@ -77,6 +77,12 @@ describe.skipIf(!hasNix)("NixPreparer with real nix and the stand-in", () => {
     const flakeBefore = readFileSync(join(w, ".hotline/nix/flake.nix"), "utf8");
     const err = await prep.run({ workspace: w, packages: ["hooked", "broken"] }, w, recordingContext().ctx).catch((e) => e);
     expect(err.code).toBe("invalid_request");
+    expect(err.path).toBe("/packages/1");
+    expect(err.message).toMatch(/^packages\[1\] "broken" failed to build: .*broken: this package always fails/s);
+    expect(err.details).toMatchObject({
+      package: "broken",
+      failed: [{ name: "broken", exitCode: 3, log: ["broken: this package always fails"] }],
+    });
     expect(err.message).toMatch(/previous environment stays in use/);
     expect(err.details.fallback).toBe(true);
     expect(readFileSync(join(w, ".hotline/nix/flake.nix"), "utf8")).toBe(flakeBefore);

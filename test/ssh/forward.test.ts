@@ -87,7 +87,32 @@ describe.skipIf(!haveSsh)("SSH: forwarding with the real OpenSSH client", () => 
     await listening(port);
     const got = await curl([`http://127.0.0.1:${port}/`]);
     expect(got.code).not.toBe(0);
-    await expect.poll(fw.stderr, { timeout: 30_000 }).toMatch(/open failed/);
+    await expect
+      .poll(fw.stderr, { timeout: 30_000 })
+      .toMatch(/open failed: administratively prohibited: 192\.0\.2\.1 is not a loopback address \(sshForwardAny is off\)/);
+  });
+
+  it("a forward to a loopback port nobody listens on tells the client why: connection refused on that address", async () => {
+    const access = await clients.open(ctx.client);
+    const [port, closed] = [await freePort(), await freePort()];
+    const fw = forwarder(access, ["-L", `${port}:127.0.0.1:${closed}`]);
+    await listening(port);
+    const got = await curl([`http://127.0.0.1:${port}/`]);
+    expect(got.code).not.toBe(0);
+    await expect
+      .poll(fw.stderr, { timeout: 30_000 })
+      .toMatch(new RegExp(`open failed: connect failed: connection refused on 127\\.0\\.0\\.1:${closed}`));
+    // ssh -W (stdio forwarding) shows it too, and exits 255.
+    const direct = await clients.run("bash", ["-c", pasted(access, [...clients.options(access, "INFO"), "-W", `127.0.0.1:${closed}`])]);
+    expect(direct.code).toBe(255);
+    expect(direct.stderr).toContain(`connect failed: connection refused on 127.0.0.1:${closed}`);
+  });
+
+  it("a forward to a name that does not resolve says so", async () => {
+    const access = await clients.open(ctx.client);
+    const direct = await clients.run("bash", ["-c", pasted(access, [...clients.options(access, "INFO"), "-W", "no-such-host.invalid:80"])]);
+    expect(direct.code).toBe(255);
+    expect(direct.stderr).toMatch(/connect failed: no-such-host\.invalid does not resolve \(ENOTFOUND\)/);
   });
 
   it("ssh -R listens on loopback on the daemon's side and forwards back", async () => {
@@ -97,6 +122,15 @@ describe.skipIf(!haveSsh)("SSH: forwarding with the real OpenSSH client", () => 
     await listening(port);
     const got = await curl([`http://127.0.0.1:${port}/via-R`]);
     expect(got).toMatchObject({ code: 0, stdout: "page at /via-R\n" });
+  });
+
+  it("ssh -R on a non-loopback address is refused: the client's forward fails", async () => {
+    const access = await clients.open(ctx.client);
+    const port = await freePort();
+    const run = await clients.ssh(access, ["-N", "-o", "ExitOnForwardFailure=yes", "-R", `0.0.0.0:${port}:127.0.0.1:${httpPort}`]);
+    expect(run.code).toBe(255);
+    expect(run.stderr).toContain(`remote port forwarding failed for listen port ${port}`);
+    await expect.poll(() => ctx.daemon.logLines.some((l) => l.includes("ssh: remote forward refused")), { timeout: 5000 }).toBe(true);
   });
 
   it("the VS Code Remote-SSH handshake: `ssh -T -D PORT … bash` with its script on stdin, then SOCKS through -D", async () => {

@@ -8,7 +8,7 @@ PROTOCOL_VERSION = 1
 
 ErrorCode = Literal["bad_json", "invalid_request", "unknown_action", "unauthorized", "forbidden", "not_found", "conflict", "limit_exceeded", "unavailable", "internal"]
 
-ActionName = Literal["state.info", "state.guide", "state.catalog", "shell", "files.download", "files.extract", "files.run", "jobs.list", "jobs.status", "jobs.output", "jobs.follow", "jobs.unfollow", "jobs.wait", "jobs.input", "jobs.resize", "jobs.cancel", "tokens.create", "tokens.list", "tokens.revoke", "repos.add", "repos.list", "repos.snapshot", "repos.bundle", "tasks.create", "tasks.list", "tasks.commit", "tasks.merge", "tasks.remove", "secrets.write", "prepare", "cache.list", "cache.prune", "files.read", "files.write", "files.edit", "files.list", "files.stat", "files.mkdir", "files.move", "files.remove", "files.search", "files.watch", "files.unwatch", "terminal.open", "console.open", "jobs.watch", "jobs.unwatch", "ssh.open", "ports.list", "ports.wait", "preview.open", "desktop.screenshot", "desktop.act", "browser.open", "desktop.open"]
+ActionName = Literal["state.info", "state.guide", "state.catalog", "shell", "files.download", "files.extract", "files.run", "jobs.list", "jobs.status", "jobs.output", "jobs.follow", "jobs.unfollow", "jobs.wait", "jobs.input", "jobs.resize", "jobs.cancel", "tokens.create", "tokens.list", "tokens.revoke", "repos.add", "repos.list", "repos.snapshot", "repos.bundle", "tasks.create", "tasks.list", "tasks.commit", "tasks.run", "tasks.merge", "tasks.remove", "secrets.write", "prepare", "cache.list", "cache.prune", "files.read", "files.write", "files.edit", "files.list", "files.stat", "files.mkdir", "files.move", "files.remove", "files.search", "files.watch", "files.unwatch", "terminal.open", "console.open", "jobs.watch", "jobs.unwatch", "ssh.open", "ports.list", "ports.wait", "preview.open", "desktop.screenshot", "desktop.act", "browser.open", "desktop.open"]
 
 
 class _WireErrorRequired(TypedDict):
@@ -240,10 +240,23 @@ class StateInfoResult(TypedDict):
     actions: list[StateInfoResultActionsItem]
 
 
+class StateGuideParams(TypedDict, total=False):
+    section: str
+
+
+class StateGuideResultSectionsItem(TypedDict):
+    name: str
+    title: str
+    bytes: int
+    actions: list[str]
+
+
 class StateGuideResult(TypedDict):
     version: str
+    section: str
     sha256: str
     text: str
+    sections: list[StateGuideResultSectionsItem]
 
 
 class _StateCatalogResultNixpkgsRequired(TypedDict):
@@ -303,6 +316,12 @@ class FilesDownloadParamsGithub(TypedDict):
     asset: str
 
 
+class FilesDownloadParamsSha256sums(TypedDict, total=False):
+    url: str
+    asset: str
+    name: str
+
+
 class _FilesDownloadParamsRequired(TypedDict):
     dest: str
 
@@ -311,6 +330,7 @@ class FilesDownloadParams(_FilesDownloadParamsRequired, total=False):
     url: str
     github: FilesDownloadParamsGithub
     sha256: str
+    sha256sums: FilesDownloadParamsSha256sums
     overwrite: bool
     parents: bool
     timeoutMs: int
@@ -581,6 +601,23 @@ class _TasksCommitResultRequired(TypedDict):
 
 class TasksCommitResult(_TasksCommitResultRequired, total=False):
     commit: str
+
+
+class _TasksRunParamsRequired(TypedDict):
+    task: str
+    command: str | list[str]
+
+
+class TasksRunParams(_TasksRunParamsRequired, total=False):
+    repo: str
+    base: str
+    message: str
+    env: dict[str, str]
+    timeoutMs: int
+    stdin: str | bool
+    lockTimeoutMs: int
+    key: str
+    wait: int
 
 
 class _TasksMergeParamsRequired(TypedDict):
@@ -1137,7 +1174,6 @@ class DesktopOpenResult1(TypedDict):
 
 
 StateInfoParams = NoParams
-StateGuideParams = NoParams
 StateCatalogParams = NoParams
 FilesDownloadResult = JobReply
 FilesExtractResult = JobReply
@@ -1150,6 +1186,7 @@ ReposAddResult = JobReply
 ReposListParams = NoParams
 ReposSnapshotResult = JobReply
 ReposBundleResult = JobReply
+TasksRunResult = ShellResult
 CacheListParams = NoParams
 FilesStatResult = FilesListResultEntriesItem
 FilesWatchParams = FilesRemoveParams
@@ -1245,6 +1282,9 @@ class ActionRequests:
 
     @overload
     async def request(self, action: Literal["tasks.commit"], params: TasksCommitParams) -> TasksCommitResult: ...
+
+    @overload
+    async def request(self, action: Literal["tasks.run"], params: TasksRunParams) -> TasksRunResult: ...
 
     @overload
     async def request(self, action: Literal["tasks.merge"], params: TasksMergeParams) -> TasksMergeResult: ...
@@ -1421,6 +1461,9 @@ class SyncActionRequests:
 
     @overload
     def request(self, action: Literal["tasks.commit"], params: TasksCommitParams) -> TasksCommitResult: ...
+
+    @overload
+    def request(self, action: Literal["tasks.run"], params: TasksRunParams) -> TasksRunResult: ...
 
     @overload
     def request(self, action: Literal["tasks.merge"], params: TasksMergeParams) -> TasksMergeResult: ...

@@ -3,6 +3,7 @@ import type { RunContext } from "../../runners/context.js";
 import { runNix, stripAnsi, type NixLogEvent } from "../../runners/nix-cli.js";
 import { substituterArgs } from "../binary-cache.js";
 import type { DevEnvJson } from "../dev-env.js";
+import { BuildFailures } from "../build-failures.js";
 import { nixFailure } from "../nix-failure.js";
 import { NixProgressTracker } from "../progress.js";
 import type { NixSettings } from "./types.js";
@@ -23,10 +24,12 @@ export async function evaluate(
   packages: readonly string[] | undefined,
 ) {
   const tracker = new NixProgressTracker((u) => ctx.progress(u));
+  const failures = new BuildFailures();
   const evaluated: string[] = [];
   ctx.progress({ phase: "evaluating", message: "evaluating the flake" });
   const onEvent = (e: NixLogEvent) => {
     tracker.feed(e);
+    failures.feed(e);
     if (e.action === "msg") {
       const file = e.level === 4 ? /^evaluating file '(.+)'$/.exec(e.msg)?.[1] : undefined;
       if (file) evaluated.push(file);
@@ -48,7 +51,7 @@ export async function evaluate(
     throw new ActionError("unavailable", `nix could not be started: ${(err as Error).message}`, { cause: err });
   });
   tracker.flush();
-  if (res.exitCode !== 0) throw nixFailure(res.exitCode, res.errorMessage, packages);
+  if (res.exitCode !== 0) throw nixFailure(res.exitCode, res.errorMessage, packages, failures.list());
   let json: DevEnvJson;
   try {
     json = JSON.parse(res.stdout) as DevEnvJson;
