@@ -46,7 +46,7 @@ async function bytesServer(size: number): Promise<{ url: string; close(): void }
 }
 
 /** 20,000 files of 100–1,100 bytes in 200 directories, some executable. */
-function smallFilesTree(root: string, count = 20_000): void {
+export function smallFilesTree(root: string, count = 20_000): void {
   for (let i = 0; i < count; i++) {
     const dir = join(root, "tree", `d${i % 200}`);
     if (i < 200) mkdirSync(dir, { recursive: true });

@@ -19,11 +19,11 @@ const READ_BYTES = 64 * 1024 * 1024;
  * 4,000 source-like files (800,000 lines) in 100 directories of a git repository: every file has
  * 2 lines with "find me" (8,000 matches), and file 0 of each directory one "rare marker" (100).
  */
-function sourceTree(root: string): void {
+export function sourceTree(root: string, dirs = 100): void {
   const line = (i: number) =>
     i % 100 === 0 ? `  const needle_${i} = compute(${i}); // find me\n` : `  const value_${i} = compute(${i}) + other(${i * 7});\n`;
   const body = Array.from({ length: 200 }, (_, i) => line(i)).join("");
-  for (let d = 0; d < 100; d++) {
+  for (let d = 0; d < dirs; d++) {
     mkdirSync(join(root, `pkg${d}`), { recursive: true });
     for (let f = 0; f < 40; f++)
       writeFileSync(join(root, `pkg${d}`, `mod${f}.ts`), `export function f${f}() {\n${body}${f === 0 ? "  // rare marker\n" : ""}}\n`);

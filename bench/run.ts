@@ -2,10 +2,12 @@ import os from "node:os";
 import type { BenchRow } from "./common.js";
 import { coreBenchmarks } from "./core.js";
 import { desktopBenchmarks } from "./desktop.js";
+import { extractBenchmarks } from "./extract.js";
 import { downloadBenchmarks, filesBenchmarks } from "./files.js";
 import { fsBenchmarks } from "./fs.js";
 import { benchPrepare } from "./prepare.js";
 import { pythonBenchmarks } from "./python.js";
+import { scaleBenchmarks } from "./scale.js";
 import { sshBenchmarks } from "./ssh.js";
 import { previewBenchmarks } from "./preview.js";
 
@@ -17,6 +19,8 @@ async function main(): Promise<void> {
     ["prepare", () => benchPrepare()],
     ["files", () => filesBenchmarks()],
     ["download", () => downloadBenchmarks()],
+    ["extract", () => extractBenchmarks()],
+    ["scale", () => scaleBenchmarks()],
     ["fs", () => fsBenchmarks()],
     ["python", () => pythonBenchmarks()],
     ["ssh", () => sshBenchmarks()],

@@ -1,5 +1,4 @@
 import { schemaCommands } from "./commands/schema.js";
-import type { CliClient } from "./client.js";
 import { coreCommands } from "./commands/core.js";
 import { jobCommands } from "./commands/jobs.js";
 import { workspaceCommands } from "./commands/workspace.js";
@@ -11,19 +10,9 @@ import { browserCommands } from "./commands/browser.js";
 import { sshCommands } from "./commands/ssh.js";
 import { previewCommands } from "./commands/preview.js";
 import { desktopCommands } from "./commands/desktop.js";
+import type { Command } from "./command.js";
 
-export interface CommandContext {
-  /** The daemon, opened on the first request: `client.request(action, params)` (typed by protocol/ for a known action). */
-  client: CliClient;
-  /** Positional arguments after the command name. */
-  args: string[];
-  flags: Record<string, string | boolean | undefined | (string | boolean)[]>;
-  json: boolean;
-  tty: boolean;
-}
-
-/** A CLI verb: resolves to the process exit code. */
-export type Command = (ctx: CommandContext) => Promise<number>;
+export type { Command, CommandContext } from "./command.js";
 
 /** Every CLI verb; feature modules add theirs as a module of cli/commands/ listed here. */
 export const COMMANDS: Record<string, Command> = {

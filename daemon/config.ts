@@ -3,20 +3,10 @@ import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { ActionError } from "../protocol/errors.js";
 import { nearest } from "./dispatch/suggest.js";
+import { checkEnvironmentCache, checkPublicUrl, checkSsh, type EnvironmentCacheConfig } from "./config/checks.js";
+import { checkValue, coerce } from "./config/values.js";
 
-/**
- * A Nix binary cache prepared environments are shared through: `push` is the store URL a
- * successful prepare copies its closure to (signed with the key in `secretKeyFile` — a file, never
- * a value); `substituters`/`trustedPublicKeys` are passed to every Nix call of prepare.
- */
-export interface EnvironmentCacheConfig {
-  /** Store URL a successful prepare copies its closure to. */
-  push?: string;
-  /** File holding the signing key (nix-store --generate-binary-cache-key); never the key itself. */
-  secretKeyFile?: string;
-  substituters: readonly string[];
-  trustedPublicKeys: readonly string[];
-}
+export type { EnvironmentCacheConfig } from "./config/checks.js";
 
 /** Everything the daemon can be told, after flags, environment, user and system config are merged. */
 export interface Config {
@@ -207,43 +197,6 @@ function defaults(env: NodeJS.ProcessEnv): Config {
   };
 }
 
-/** What a row accepts, in words, for the error naming a wrong value. */
-function expected(s: Setting): string {
-  if (s.kind === "list") return "a list of strings";
-  if (s.choices) return `one of ${s.choices.join(", ")}`;
-  if (s.kind === "string") return "a non-empty string";
-  const min = s.min ?? 0;
-  const range = s.max === undefined ? `at least ${min}` : `from ${min} to ${s.max}`;
-  return s.fraction ? `a number ${range}` : `a whole number ${range}`;
-}
-
-/** Checks a value (already typed: from a file, or parsed from a flag or variable) against its row; `source` names where it came from. */
-function checkValue(s: Setting, value: unknown, source: string): string | number | string[] {
-  const ok =
-    s.kind === "list"
-      ? Array.isArray(value) && value.every((v) => typeof v === "string")
-      : s.kind === "string"
-        ? typeof value === "string" && value !== "" && (!s.choices || s.choices.includes(value))
-        : typeof value === "number" &&
-          Number.isFinite(value) &&
-          (s.fraction || Number.isSafeInteger(value)) &&
-          value >= (s.min ?? 0) &&
-          value <= (s.max ?? Number.MAX_SAFE_INTEGER);
-  if (!ok) throw new ActionError("invalid_request", `${source}: expected ${expected(s)}, got ${JSON.stringify(value) ?? String(value)}`);
-  return value as string | number | string[];
-}
-
-/** A flag's or variable's text as its row's type, then checked like a file value. */
-function coerce(s: Setting, raw: string, source: string): string | number | string[] {
-  if (s.kind === "number") return checkValue(s, raw.trim() === "" ? Number.NaN : Number(raw), source);
-  if (s.kind === "list")
-    return raw
-      .split(",")
-      .map((v) => v.trim())
-      .filter(Boolean);
-  return checkValue(s, raw, source);
-}
-
 const ROWS = new Map<string, Setting>(SETTINGS.map((s) => [s.key, s]));
 
 /** An unknown key's refusal, with the nearest known one. */
@@ -287,77 +240,6 @@ function cacheSection(v: unknown, path: string): Partial<EnvironmentCacheConfig>
     checkValue(ROWS.get(`environmentCache.${k}`)!, value, `${where}.${k}`);
   }
   return v as Partial<EnvironmentCacheConfig>;
-}
-
-const STORE_URL = /^(file|https?|s3|ssh|ssh-ng|gs|local|daemon|unix):\/\/?[^\s]*$|^(local|daemon|auto)$/;
-
-/** Refuses a cache setting Nix would misread; the secret key must be a file path (never a key itself). */
-function checkEnvironmentCache(c: EnvironmentCacheConfig): EnvironmentCacheConfig {
-  for (const url of [...(c.push ? [c.push] : []), ...c.substituters]) {
-    if (!STORE_URL.test(url))
-      throw new ActionError(
-        "invalid_request",
-        `environmentCache: ${JSON.stringify(url)} is not a Nix store URL (e.g. file:///var/cache/nix, https://cache.example.org, s3://bucket)`,
-      );
-  }
-  for (const key of c.trustedPublicKeys) {
-    if (!/^[^\s:]+:[A-Za-z0-9+/]{43}=$/.test(key))
-      throw new ActionError(
-        "invalid_request",
-        `environmentCache: trusted public key ${JSON.stringify(key)} is not "name:base64" as nix-store --generate-binary-cache-key writes it`,
-      );
-  }
-  // The path travels as a store URL parameter (?secret-key=…), so it must not carry URL syntax.
-  if (c.secretKeyFile !== undefined && !/^\/[^\s?&#%]*$/.test(c.secretKeyFile)) {
-    throw new ActionError(
-      "invalid_request",
-      `environmentCache.secretKeyFile must be an absolute path to the key file without spaces, ?, &, # or %, got ${JSON.stringify(c.secretKeyFile)}`,
-    );
-  }
-  if (c.secretKeyFile !== undefined && c.push === undefined)
-    throw new ActionError(
-      "invalid_request",
-      "environmentCache.secretKeyFile is set but push is not; set push to the store URL to sign for",
-    );
-  return Object.freeze({
-    ...c,
-    substituters: Object.freeze([...c.substituters]),
-    trustedPublicKeys: Object.freeze([...c.trustedPublicKeys]),
-  });
-}
-
-/** publicUrl must be an http(s) origin with at most a path (links append /web/…); kept without a trailing slash. */
-function checkPublicUrl(raw: string): string {
-  let url: URL | undefined;
-  try {
-    url = new URL(raw);
-  } catch {
-    url = undefined;
-  }
-  if (!url || (url.protocol !== "http:" && url.protocol !== "https:") || url.search || url.hash || url.username || url.password) {
-    throw new ActionError(
-      "invalid_request",
-      `publicUrl must be an http:// or https:// address without query, fragment or credentials (e.g. https://7070-sandbox.example), got ${JSON.stringify(raw)}`,
-    );
-  }
-  return url.href.replace(/\/+$/, "");
-}
-
-/** The SSH settings: on/off switches, whole-number budgets, a port, publicSsh as host:port. */
-function checkSsh(c: Config): void {
-  for (const key of ["ssh", "sshForwardAny"] as const)
-    if (c[key] !== "on" && c[key] !== "off")
-      throw new ActionError("invalid_request", `${key} must be "on" or "off", got ${JSON.stringify(c[key])}`);
-  if (!Number.isInteger(c.sshPort) || c.sshPort < 0 || c.sshPort > 65535)
-    throw new ActionError("invalid_request", `sshPort must be 0..65535, got ${c.sshPort}`);
-  for (const key of ["sshMaxConnections", "sshMaxChannels", "sshLoginGraceMs"] as const)
-    if (!Number.isInteger(c[key]) || c[key] < 1)
-      throw new ActionError("invalid_request", `${key} must be a whole number of at least 1, got ${c[key]}`);
-  if (c.publicSsh !== undefined && !/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/.test(c.publicSsh))
-    throw new ActionError(
-      "invalid_request",
-      `publicSsh must be host:port (e.g. ssh.sandbox.example:443 or [::1]:2222), got ${JSON.stringify(c.publicSsh)}`,
-    );
 }
 
 /**

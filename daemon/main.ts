@@ -99,6 +99,7 @@ export async function runDaemon(argv: string[]): Promise<void> {
   jobs.on("activity", () => activity.touch());
   const build = loadBuildInfo();
   const pageAssets = new PageAssets();
+  const links = new PageLinks(tokens, config.publicUrl, pageAssets);
   const pages = new PageAccess(config.allowedHosts, config.publicUrl, config.host);
   const nix = await probeNix();
   const loopWatch = new LoopWatch(log);
@@ -127,7 +128,7 @@ export async function runDaemon(argv: string[]): Promise<void> {
     nix,
     prepare,
     workspace: createWorkspace(config),
-    links: new PageLinks(tokens, config.publicUrl, pageAssets),
+    links,
     eventLoop: loopWatch,
     ssh: new SshAccess(tokens, config.publicSsh),
     ports: preview.ports,
@@ -154,7 +155,7 @@ export async function runDaemon(argv: string[]): Promise<void> {
     upgradeRoutes: [cdp.upgradeRoute, vncRoute(vnc, tokens, pages)],
   });
   url = await server.listen();
-  services.links.listening(url);
+  links.listening(url);
   preview.listening(url);
   const sshServer = await startSsh({
     config,

@@ -53,9 +53,10 @@ const FORBIDDEN: Record<string, string[]> = {
   "daemon/nix/": ["daemon/actions/", "daemon/dispatch/", "daemon/server/", "daemon/main"],
   "daemon/workspace/": ["daemon/actions/", "daemon/dispatch/", "daemon/server/", "daemon/main"],
   "daemon/fs/": ["daemon/actions/", "daemon/dispatch/", "daemon/server/", "daemon/main"],
-  "daemon/actions/": ["daemon/dispatch/", "daemon/server/", "daemon/main"],
+  // The browser pages' links reach the actions through an interface of theirs (Services.links), not an import.
+  "daemon/actions/": ["daemon/dispatch/", "daemon/server/", "daemon/web/", "daemon/main"],
   // Feature wiring (what main.ts builds for the handlers) sits below the actions that use it.
-  "daemon/features/": ["daemon/actions/", "daemon/dispatch/", "daemon/server/", "daemon/main"],
+  "daemon/features/": ["daemon/actions/", "daemon/dispatch/", "daemon/server/", "daemon/web/", "daemon/main"],
   // A job's environment is composed from the resolver seam; it knows no domain and no job.
   "daemon/environment/": [...DOMAIN_AND_ABOVE, "daemon/jobs/", "daemon/runners/"],
   "daemon/tokens/": [...DOMAIN_AND_ABOVE, "daemon/jobs/", "daemon/runners/", "daemon/environment/"],
@@ -165,6 +166,32 @@ function violations(files: string[], folder: string, text?: string): string[] {
     );
 }
 
+/** The import cycles among `files` (strongly connected components of two or more files, Tarjan's algorithm), each sorted. */
+function importCycles(files: string[], read = (f: string) => readFileSync(join(ROOT, f), "utf8")): string[][] {
+  const graph = new Map(files.map((f) => [f.replace(/\.ts$/, ""), localImports(f, read(f))]));
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const cycles: string[][] = [];
+  const visit = (v: string): void => {
+    index.set(v, index.size);
+    low.set(v, index.get(v)!);
+    stack.push(v);
+    for (const w of graph.get(v)!) {
+      if (!graph.has(w)) continue;
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (stack.includes(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component = stack.splice(stack.indexOf(v));
+    if (component.length > 1) cycles.push(component.sort());
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return cycles;
+}
+
 describe("dependencies point one way", () => {
   const files = [...sources("protocol"), ...sources("daemon"), ...sources("cli"), ...sources("client"), ...sources("mcp")];
 
@@ -179,6 +206,19 @@ describe("dependencies point one way", () => {
     const target = forbidden.endsWith("/") ? `${forbidden}x` : forbidden;
     const text = `import { x } from "${relative(dirname(join(ROOT, file)), join(ROOT, target))}.js";\nexport const y = x;\n`;
     expect(violations([file], folder, text)).toEqual([`${file} → ${target}`]);
+  });
+
+  it("no two files import each other, directly or around a loop (type imports count: a cycle is a tie either way)", () => {
+    expect(importCycles(files)).toEqual([]);
+  });
+
+  it("a cycle fails the cycle rule", () => {
+    const texts: Record<string, string> = {
+      "daemon/nix/a.ts": 'import type { B } from "./b.js";\n',
+      "daemon/nix/b.ts": 'import { c } from "./c.js";\n',
+      "daemon/nix/c.ts": 'import { a } from "./a.js";\n',
+    };
+    expect(importCycles(Object.keys(texts), (f) => texts[f]!)).toEqual([["daemon/nix/a", "daemon/nix/b", "daemon/nix/c"]]);
   });
 
   it("sees static and dynamic imports (so the rules above can fail)", () => {

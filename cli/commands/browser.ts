@@ -1,6 +1,6 @@
 import type { JobStatus } from "../../protocol/common.js";
 import type { CliClient } from "../client.js";
-import type { Command } from "../commands.js";
+import type { Command } from "../command.js";
 import { displayText } from "../display.js";
 import { EXIT } from "../exit-codes.js";
 import { untilJobExit } from "./follow.js";

@@ -1,4 +1,4 @@
-import type { Command } from "../commands.js";
+import type { Command } from "../command.js";
 import { parseDuration } from "./core.js";
 import { printResult } from "./print.js";
 

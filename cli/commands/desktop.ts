@@ -1,5 +1,5 @@
 import { writeFile } from "node:fs/promises";
-import type { Command } from "../commands.js";
+import type { Command } from "../command.js";
 import { EXIT } from "../exit-codes.js";
 import { printResult } from "./print.js";
 

@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import type { JobStatus } from "../../protocol/common.js";
-import type { Command, CommandContext } from "../commands.js";
+import type { Command, CommandContext } from "../command.js";
 import { followToStdio, untilJobExit } from "./follow.js";
 import { LiveLine } from "./live-line.js";
 import { displayText } from "../display.js";

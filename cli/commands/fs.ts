@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import { FILE_READ_MAX_LIMIT, FILE_WRITE_CHUNK_BYTES, type FileEntry } from "../../protocol/actions/files-fs.js";
 import type { Connection } from "../../client/connection.js";
-import type { Command } from "../commands.js";
+import type { Command } from "../command.js";
 import { printResult } from "./print.js";
 
 /** `hotline cat`, `put`, `ls`, `grep`: the filesystem actions from a terminal, byte-exact. */

@@ -1,5 +1,5 @@
 import type { JobStatus } from "../../protocol/common.js";
-import type { Command } from "../commands.js";
+import type { Command } from "../command.js";
 import { followToStdio } from "./follow.js";
 import { jobLine, printResult } from "./print.js";
 import { jobsTable } from "./summaries.js";

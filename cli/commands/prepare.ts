@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import type { JobStatus } from "../../protocol/common.js";
-import type { Command } from "../commands.js";
+import type { Command } from "../command.js";
 import { followToStdio } from "./follow.js";
 import { LiveLine } from "./live-line.js";
 import { endedText, exitCodeOf, printResult } from "./print.js";

@@ -1,5 +1,5 @@
 import { publishedSchemas } from "../../protocol/json-schema.js";
-import type { Command } from "../commands.js";
+import type { Command } from "../command.js";
 
 function print(value: unknown): number {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);

@@ -1,6 +1,6 @@
 import type { JobStatus } from "../../protocol/common.js";
 import type { CliClient } from "../client.js";
-import type { Command, CommandContext } from "../commands.js";
+import type { Command, CommandContext } from "../command.js";
 import { followToStdio } from "./follow.js";
 import { endedText, exitCodeOf, printResult } from "./print.js";
 

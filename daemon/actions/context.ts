@@ -15,10 +15,29 @@ import type { NixProbe } from "../system.js";
 import type { PortTable } from "../preview/ports.js";
 import type { PreviewLinks } from "../preview/links.js";
 import type { TokenStore } from "../tokens/store.js";
-import type { PageLinks } from "../web/links.js";
 import type { SshAccess } from "../ssh/access.js";
 import type { Workspace } from "../workspace/workspace.js";
 import type { EventLoopReport } from "../watchdog/loop-watch.js";
+
+/**
+ * What the link actions need of the browser pages' links (daemon/web/links.ts's PageLinks, which
+ * main.ts hands in): declared here so the actions never import the web room above them.
+ */
+export interface PageLinkIssuer {
+  /** The address clients reach the daemon at, http(s); undefined before it listens. */
+  baseUrl(): string | undefined;
+  /** Why links cannot be served now, or undefined. */
+  unavailable(): string | undefined;
+  /** Throws what `issue` would for this asker. */
+  checkIssue(scope: Scope, issuer: string): void;
+  issue(
+    page: "terminal" | "console" | "desktop",
+    scope: Scope,
+    issuer: string,
+    ttlMs: number | undefined,
+    fragment?: Record<string, string>,
+  ): Promise<{ url: string; expiresAt: string; tokenId: string }>;
+}
 
 /** Long-lived parts every handler may use; built once in main.ts. */
 export interface Services {
@@ -34,7 +53,7 @@ export interface Services {
   startedAt: Date;
   log: Logger;
   /** Issues the browser links of terminal.open and console.open. */
-  links: PageLinks;
+  links: PageLinkIssuer;
   /** What `nix --version` and the flakes check said at start-up. */
   nix: NixProbe;
   /** prepare, cache.* and state.catalog: the preparer and whether Nix can run it. */

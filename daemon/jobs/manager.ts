@@ -1,51 +1,24 @@
 import { EventEmitter } from "node:events";
-import type { Logger } from "pino";
 import type { JobState, JobStatus, Progress } from "../../protocol/common.js";
-import { ActionError, type WireError } from "../../protocol/errors.js";
-import type { ProgressUpdate, RunContext } from "../runners/context.js";
-import { hashParams } from "./canonical.js";
+import type { ProgressUpdate } from "../runners/context.js";
 import { newJobId } from "./ids.js";
-import { Job, type JobControl, type JobRecord, type StopReason } from "./job.js";
+import { Job, type StopReason } from "./job.js";
 import { OutputLog } from "./output-log.js";
 import { Deadlines } from "./deadlines.js";
 import { JobStore } from "./store.js";
 import { defaultOutputBudget } from "./output-budget.js";
 import { Retention } from "./retention.js";
 import { noteShortLivedBytes } from "../util/young-gc.js";
-import { work } from "../watchdog/work.js";
-import { escalate, isProcessStartedAt, signalGroup } from "../process/index.js";
+import { isProcessStartedAt, signalGroup } from "../process/index.js";
+import { endOf } from "./manager/outcome.js";
+import { runJob } from "./manager/run.js";
+import { keyedJob, newRecord } from "./manager/start.js";
+import { stopJob } from "./manager/stop.js";
+import { JobTable } from "./manager/table.js";
+import type { JobManagerOptions, JobOutcome, StartJobOptions } from "./manager/types.js";
+import { waitForEnd } from "./manager/wait.js";
 
-export interface JobContext extends RunContext {
-  id: string;
-  /** The job's own directory; scratch space is allowed under `dir/tmp`. */
-  dir: string;
-  /** Lets a process runner receive input, resize and signals. */
-  setControl(control: JobControl): void;
-}
-
-export type JobOutcome =
-  | { ok: true; exitCode?: number; result?: Record<string, unknown> }
-  | { ok: false; exitCode?: number; signal?: string; error?: WireError };
-
-export interface StartJobOptions {
-  kind: string;
-  title: string;
-  key?: string;
-  params: unknown;
-  timeoutMs?: number;
-  cwd?: string;
-  run(ctx: JobContext): Promise<JobOutcome>;
-}
-
-export interface JobManagerOptions {
-  dir: string;
-  outputCapBytes: number;
-  /** Output kept across all jobs; 0 or absent: defaultOutputBudget. */
-  outputBudgetBytes?: number;
-  retainJobs: number;
-  maxRunningJobs?: number;
-  log: Logger;
-}
+export type { JobContext, JobManagerOptions, JobOutcome, StartJobOptions } from "./manager/types.js";
 
 const TIMEOUT_GRACE_MS = 2000;
 const PROGRESS_PERSIST_MS = 1000;
@@ -53,11 +26,12 @@ const PROGRESS_PERSIST_MS = 1000;
 /**
  * The job table: starts jobs (queueing past the running limit), drives them to their end through
  * Job's transitions, and persists them; Retention decides which finished ones are kept. Emits
- * "activity" whenever anything happens (idle tracking).
+ * "activity" whenever anything happens (idle tracking). Its parts are in ./manager/: the table and
+ * its keys (table.ts), a start's key and record (start.ts), running a runner (run.ts), stopping
+ * (stop.ts), the end state (outcome.ts) and waits (wait.ts); this class holds the order.
  */
 export class JobManager extends EventEmitter {
-  private readonly jobs = new Map<string, Job>();
-  private readonly keys = new Map<string, string>();
+  private readonly jobs: JobTable;
   private readonly queue: Array<{ job: Job; options: StartJobOptions }> = [];
   private running = 0;
   private readonly maxRunning: number;
@@ -68,6 +42,7 @@ export class JobManager extends EventEmitter {
   constructor(private readonly options: JobManagerOptions) {
     super();
     this.setMaxListeners(0); // one listener per watching connection
+    this.jobs = new JobTable(options.retainJobs);
     this.maxRunning = options.maxRunningJobs ?? 256;
     this.store = new JobStore(options.dir, options.log, OutputLog.INITIAL_FILES);
     const budget = options.outputBudgetBytes || defaultOutputBudget(options.dir, options.outputCapBytes);
@@ -107,52 +82,23 @@ export class JobManager extends EventEmitter {
         });
         this.persist(job);
       }
-      this.jobs.set(record.id, job);
+      this.jobs.add(job);
       restored.push(job);
-      if (record.key) this.keys.set(record.key, record.id);
     }
     this.retention.restored(restored);
   }
 
   /** Starts (or, for a reused key with equal parameters, returns) a job. */
   start(options: StartJobOptions): Job {
-    // Only a key makes the parameters matter later (a retry with the same key must match them).
-    const paramsHash = options.key === undefined ? undefined : hashParams({ kind: options.kind, params: options.params });
-    if (options.key !== undefined) {
-      const existing = this.keys.get(options.key);
-      const job = existing ? this.jobs.get(existing) : undefined;
-      if (job) {
-        if (job.record.paramsHash === paramsHash) return job;
-        throw new ActionError(
-          "conflict",
-          `key ${JSON.stringify(options.key)} was used for job ${job.id} with other parameters; use a new key`,
-          {
-            path: "/key",
-            details: { job: job.id },
-          },
-        );
-      }
-    }
+    const { reused, paramsHash } = keyedJob(this.jobs, options);
+    if (reused) return reused;
     const id = newJobId();
     const dir = this.store.jobDir(id);
-    const record: JobRecord = {
-      id,
-      kind: options.kind,
-      title: options.title,
-      state: "queued",
-      createdAt: new Date().toISOString(),
-      outputBytes: 0,
-    };
-    if (options.key !== undefined) {
-      record.key = options.key;
-      record.paramsHash = paramsHash;
-    }
-    if (options.cwd !== undefined) record.cwd = options.cwd;
+    const record = newRecord(id, options, paramsHash);
     const job = new Job(record, dir);
     job.log = OutputLog.create(dir, this.options.outputCapBytes, (d) => this.store.spares.materialize(d));
     job.log.onWriteError = (err) => this.outputFailed(job, err);
-    this.jobs.set(id, job);
-    if (options.key !== undefined) this.keys.set(options.key, id);
+    this.jobs.add(job);
     this.emit("activity");
     const runNow = this.running < this.maxRunning;
     if (runNow) {
@@ -180,51 +126,16 @@ export class JobManager extends EventEmitter {
   }
 
   get(id: string): Job {
-    const job = this.jobs.get(id);
-    if (!job)
-      throw new ActionError(
-        "not_found",
-        `no job ${id}; jobs.list shows the jobs kept (the ${this.options.retainJobs} that finished last)`,
-        { path: "/job" },
-      );
-    return job;
+    return this.jobs.get(id);
   }
 
   list(filter: { state?: JobState | JobState[]; kind?: string; limit?: number; before?: string }): { jobs: JobStatus[]; more: boolean } {
-    const states = filter.state === undefined ? undefined : Array.isArray(filter.state) ? filter.state : [filter.state];
-    const limit = filter.limit ?? 20;
-    const ids = [...this.jobs.keys()].sort().reverse();
-    const out: JobStatus[] = [];
-    let more = false;
-    for (const id of ids) {
-      if (filter.before !== undefined && id >= filter.before) continue;
-      const job = this.jobs.get(id)!;
-      if (states && !states.includes(job.state)) continue;
-      if (filter.kind !== undefined && job.record.kind !== filter.kind) continue;
-      if (out.length === limit) {
-        more = true;
-        break;
-      }
-      out.push(job.status());
-    }
-    return { jobs: out, more };
+    return this.jobs.list(filter);
   }
 
   /** Resolves when the job ends or at the timeout, whichever is first; never affects the job. */
   wait(id: string, timeoutMs: number): Promise<{ job: JobStatus; timedOut: boolean }> {
-    const job = this.get(id);
-    if (job.finished) return Promise.resolve({ job: job.status(), timedOut: false });
-    return new Promise((resolve) => {
-      const onEnd = (): void => {
-        cancel();
-        resolve({ job: job.status(), timedOut: false });
-      };
-      const cancel = this.deadlines.add(timeoutMs, () => {
-        job.off("end", onEnd);
-        resolve({ job: job.status(), timedOut: true });
-      });
-      job.once("end", onEnd);
-    });
+    return waitForEnd(this.get(id), timeoutMs, this.deadlines);
   }
 
   /** Cancels a job: signal to its process group, SIGKILL after the grace. Idempotent on ended jobs. */
@@ -235,9 +146,7 @@ export class JobManager extends EventEmitter {
   }
 
   counts(): Record<string, number> {
-    const counts: Record<string, number> = { total: this.jobs.size };
-    for (const job of this.jobs.values()) counts[job.state] = (counts[job.state] ?? 0) + 1;
-    return counts;
+    return this.jobs.counts();
   }
 
   /** Number of jobs queued or running. */
@@ -255,21 +164,11 @@ export class JobManager extends EventEmitter {
 
   /** Ends a job early: `signal` to its process group, SIGKILL (and its abort signal) after the grace. */
   private stop(job: Job, reason: StopReason, signal: NodeJS.Signals, graceMs: number): void {
-    if (job.finished) return;
-    job.requestStop(reason);
-    if (job.state === "queued") {
-      const index = this.queue.findIndex((q) => q.job === job);
+    stopJob(job, reason, signal, graceMs, (queued) => {
+      const index = this.queue.findIndex((q) => q.job === queued);
       if (index >= 0) this.queue.splice(index, 1);
-      this.finish(job, { ok: false });
-      return;
-    }
-    const control = job.control;
-    if (!control.kill) {
-      job.abort.abort(reason);
-      return;
-    }
-    const escalation = escalate((s) => control.kill!(s), graceMs, { first: signal, onKill: () => job.abort.abort(reason) });
-    job.once("end", () => escalation.cancel());
+      this.finish(queued, { ok: false });
+    });
   }
 
   private output(job: Job, stream: "stdout" | "stderr" | "pty", data: Buffer | string): void {
@@ -291,45 +190,15 @@ export class JobManager extends EventEmitter {
       job.transition("running", { startedAt: new Date().toISOString() });
       this.persist(job);
     }
-    const rootLog = this.options.log;
-    const outputWork = { label: `job output ${job.id}` };
-    let log: JobContext["log"] | undefined;
-    let timer: NodeJS.Timeout | undefined;
-    if (options.timeoutMs !== undefined)
-      timer = setTimeout(() => this.stop(job, "timed_out", "SIGTERM", TIMEOUT_GRACE_MS), options.timeoutMs);
-    const ctx: JobContext = {
-      id: job.id,
-      dir: job.dir,
-      signal: job.abort.signal,
-      // Made on first use: most process jobs never log, and a child logger costs more than a spawn's bookkeeping.
-      get log() {
-        return (log ??= rootLog.child({ job: job.id, kind: job.record.kind }));
-      },
-      // Timed for the watchdog, so a long turn spent on a job's output (its log, its followers) names the job.
-      output: (stream, data) => work.timed(outputWork, () => this.output(job, stream, data)),
+    runJob(job, options, this.options.log, {
+      output: (stream, data) => this.output(job, stream, data),
       progress: (update) => this.updateProgress(job, update),
-      setControl: (control) => {
-        job.attach(control);
+      attached: (control) => {
         if (control.pid !== undefined) this.persist(job); // so that after a crash the next daemon can stop its group
       },
-    };
-    let promise: Promise<JobOutcome>;
-    try {
-      promise = options.run(ctx);
-    } catch (err) {
-      promise = Promise.reject(err);
-    }
-    promise
-      .catch((err: unknown): JobOutcome => {
-        if (err instanceof ActionError) return { ok: false, error: err.toWire() };
-        if (job.abort.signal.aborted) return { ok: false };
-        ctx.log.error({ err }, "job failed unexpectedly");
-        return { ok: false, error: { code: "internal", message: (err as Error)?.message ?? String(err) } };
-      })
-      .then((outcome) => {
-        if (timer) clearTimeout(timer);
-        this.finish(job, outcome);
-      });
+      timedOut: () => this.stop(job, "timed_out", "SIGTERM", TIMEOUT_GRACE_MS),
+      settled: (outcome) => this.finish(job, outcome),
+    });
   }
 
   /**
@@ -358,19 +227,7 @@ export class JobManager extends EventEmitter {
       this.outputFailed(job, err as NodeJS.ErrnoException);
     }
     const wasRunning = job.state === "running";
-    const fields: Partial<JobRecord> = { endedAt: new Date().toISOString(), pid: undefined };
-    if (outcome.exitCode !== undefined) fields.exitCode = outcome.exitCode;
-    if (!outcome.ok && outcome.signal !== undefined) fields.signal = outcome.signal;
-    if (outcome.ok && outcome.result !== undefined) fields.result = outcome.result;
-    if (!outcome.ok && outcome.error) fields.error = outcome.error;
-    let state: JobState;
-    if (job.stopReason === "shutdown") {
-      state = "lost";
-      fields.error = { code: "unavailable", message: "the daemon shut down while this job was running; its output up to then is kept" };
-    } else if (job.stopReason === "output_failed") {
-      state = "failed";
-      fields.error = job.outputError;
-    } else state = job.stopReason ?? (outcome.ok ? "succeeded" : "failed");
+    const { state, fields } = endOf(job, outcome);
     try {
       job.log?.close();
     } catch (err) {
@@ -408,8 +265,7 @@ export class JobManager extends EventEmitter {
 
   /** Forgets a finished job: its record, its key, and (in the background) its output directory. */
   private evict(job: Job): void {
-    this.jobs.delete(job.id);
-    if (job.record.key && this.keys.get(job.record.key) === job.id) this.keys.delete(job.record.key);
+    this.jobs.delete(job);
     job.emit("evicted"); // followers still behind end now, before the files go
     this.emit("job.evicted", job); // and watchers forget it
     job.removeAllListeners();

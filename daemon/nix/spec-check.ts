@@ -1,8 +1,24 @@
 import { ActionError } from "../../protocol/errors.js";
 import { validatePackages } from "./attr-path.js";
 import { splitFlakeRef } from "./flake-ref.js";
-import type { EnvironmentSpec } from "./spec.js";
+import type { NixpkgsPin } from "./pin.js";
 import { nixpkgsUrlProblem } from "./template.js";
+
+/** The manifest a workspace owns at `.hotline/environment-spec.json` (format documented in the guide). */
+export interface EnvironmentSpec {
+  version: 1;
+  /** Exactly one of `packages` (generated flake) or `flake` (a flake ref relative to the workspace). */
+  packages?: string[];
+  flake?: string;
+  /** The nixpkgs of a package definition; kept across daemon upgrades. For flakes: what the lock says, if known. */
+  nixpkgs?: NixpkgsPin;
+  system: string;
+  cacheKey: string;
+  templateVersion?: number;
+  createdAt: string;
+  updatedAt: string;
+  daemonVersion: string;
+}
 
 /** A field of the spec that is not what the daemon writes: its JSON Pointer and why. */
 class SpecFieldError extends Error {

@@ -3,24 +3,9 @@ import { dirname, join } from "node:path";
 import { ActionError } from "../../protocol/errors.js";
 import { writeFileAtomicSync } from "../util/atomic-write.js";
 import { readRegularFileSync } from "../util/regular-file.js";
-import type { NixpkgsPin } from "./pin.js";
-import { checkSpec } from "./spec-check.js";
+import { checkSpec, type EnvironmentSpec } from "./spec-check.js";
 
-/** The manifest a workspace owns at `.hotline/environment-spec.json` (format documented in the guide). */
-export interface EnvironmentSpec {
-  version: 1;
-  /** Exactly one of `packages` (generated flake) or `flake` (a flake ref relative to the workspace). */
-  packages?: string[];
-  flake?: string;
-  /** The nixpkgs of a package definition; kept across daemon upgrades. For flakes: what the lock says, if known. */
-  nixpkgs?: NixpkgsPin;
-  system: string;
-  cacheKey: string;
-  templateVersion?: number;
-  createdAt: string;
-  updatedAt: string;
-  daemonVersion: string;
-}
+export type { EnvironmentSpec };
 
 /** Where the workspace's own hotline files live. */
 export function workspacePaths(workspace: string) {

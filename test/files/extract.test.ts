@@ -116,6 +116,22 @@ describe("extractArchive: formats", () => {
     expect((await stat(join(dir, "out", "suid"))).mode & 0o7777).toBe(0o755);
   });
 
+  it("a name listed twice ends as its last entry, content and mode; a mode the umask would take is still applied", async () => {
+    const dir = await tempDir();
+    await writeFile(
+      join(dir, "a.tar"),
+      await buildTar([
+        { header: { name: "twice", mode: 0o755 }, data: Buffer.from("first, longer") },
+        { header: { name: "twice", mode: 0o600 }, data: Buffer.from("second") },
+        { header: { name: "shared", mode: 0o666 }, data: Buffer.from("x") },
+      ]),
+    );
+    await extractArchive(testContext(), { archive: join(dir, "a.tar"), dest: join(dir, "out") });
+    expect(await readFile(join(dir, "out", "twice"), "utf8")).toBe("second");
+    expect((await stat(join(dir, "out", "twice"))).mode & 0o777).toBe(0o600);
+    expect((await stat(join(dir, "out", "shared"))).mode & 0o777).toBe(0o666);
+  });
+
   it("refuses a format that contradicts the magic bytes, and unknown files", async () => {
     const dir = await tempDir();
     await writeFile(join(dir, "a.zip"), buildZip([{ name: "x", data: Buffer.from("x") }]));

@@ -1,4 +1,4 @@
-import { closeSync, fchmodSync, futimesSync, mkdirSync, openSync, writevSync } from "node:fs";
+import { closeSync, constants, fchmodSync, futimesSync, mkdirSync, openSync, readFileSync, writevSync } from "node:fs";
 import { chmod, open, utimes, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 
@@ -119,8 +119,36 @@ export function dirMode(mode: number | undefined): number {
   return perm === 0 ? 0o755 : perm | 0o700;
 }
 
+/** The process's umask, read once (it never changes in the daemon): whether a created file already has its mode. */
+const UMASK = readUmask();
+
+/** From /proc (process.umask() without an argument is deprecated, and setting it to read it races); unknown: every bit, so every file is chmodded. */
+function readUmask(): number {
+  try {
+    const m = /^Umask:\s*([0-7]+)$/m.exec(readFileSync("/proc/self/status", "utf8"));
+    return m ? Number.parseInt(m[1]!, 8) : 0o777;
+  } catch {
+    return 0o777;
+  }
+}
+
+const CREATE_NEW = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL;
+
+/**
+ * Creates the file (O_EXCL: in a fresh root it is new, so the mode given is its mode, less the
+ * umask) and writes it; the fchmod is needed only when the umask took bits, or when an archive
+ * listed the same name twice and the file is opened again.
+ */
 function writeSmallFile(abs: string, chunks: Buffer[], perm: number, mtime: Date | undefined): void {
-  const fd = openSync(abs, "w", perm);
+  let fd: number;
+  let chmod = (perm & UMASK) !== 0;
+  try {
+    fd = openSync(abs, CREATE_NEW, perm);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    fd = openSync(abs, "w", perm);
+    chmod = true;
+  }
   try {
     let total = chunks.reduce((n, c) => n + c.length, 0);
     let data = chunks;
@@ -129,7 +157,7 @@ function writeSmallFile(abs: string, chunks: Buffer[], perm: number, mtime: Date
       total -= written;
       if (total > 0) data = [Buffer.concat(data).subarray(written)];
     }
-    fchmodSync(fd, perm);
+    if (chmod) fchmodSync(fd, perm);
     if (validDate(mtime)) futimesSync(fd, mtime, mtime);
   } finally {
     closeSync(fd);

@@ -1,0 +1,36 @@
+import type { Logger } from "pino";
+import type { WireError } from "../../../protocol/errors.js";
+import type { RunContext } from "../../runners/context.js";
+import type { JobControl } from "../job.js";
+
+export interface JobContext extends RunContext {
+  id: string;
+  /** The job's own directory; scratch space is allowed under `dir/tmp`. */
+  dir: string;
+  /** Lets a process runner receive input, resize and signals. */
+  setControl(control: JobControl): void;
+}
+
+export type JobOutcome =
+  | { ok: true; exitCode?: number; result?: Record<string, unknown> }
+  | { ok: false; exitCode?: number; signal?: string; error?: WireError };
+
+export interface StartJobOptions {
+  kind: string;
+  title: string;
+  key?: string;
+  params: unknown;
+  timeoutMs?: number;
+  cwd?: string;
+  run(ctx: JobContext): Promise<JobOutcome>;
+}
+
+export interface JobManagerOptions {
+  dir: string;
+  outputCapBytes: number;
+  /** Output kept across all jobs; 0 or absent: defaultOutputBudget. */
+  outputBudgetBytes?: number;
+  retainJobs: number;
+  maxRunningJobs?: number;
+  log: Logger;
+}

@@ -1,0 +1,19 @@
+import type { JobStatus } from "../../../protocol/common.js";
+import type { Deadlines } from "../deadlines.js";
+import type { Job } from "../job.js";
+
+/** Resolves when the job ends or at the timeout, whichever is first; never affects the job. */
+export function waitForEnd(job: Job, timeoutMs: number, deadlines: Deadlines): Promise<{ job: JobStatus; timedOut: boolean }> {
+  if (job.finished) return Promise.resolve({ job: job.status(), timedOut: false });
+  return new Promise((resolve) => {
+    const onEnd = (): void => {
+      cancel();
+      resolve({ job: job.status(), timedOut: false });
+    };
+    const cancel = deadlines.add(timeoutMs, () => {
+      job.off("end", onEnd);
+      resolve({ job: job.status(), timedOut: true });
+    });
+    job.once("end", onEnd);
+  });
+}
