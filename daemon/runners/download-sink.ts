@@ -1,7 +1,8 @@
 import type { Hash } from "node:crypto";
-import { openSync, readSync, writeSync } from "node:fs";
+import { writeSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { ActionError } from "../../protocol/errors.js";
+import { mainThreadRunQueueMs } from "../watchdog/sched-clock.js";
 
 const BATCH_BYTES = 1024 * 1024;
 const MAX_QUEUED_BYTES = 8 * 1024 * 1024;
@@ -60,7 +61,7 @@ export class BatchedSink {
     for (const b of buffers) this.hash.update(b);
     if (this.synchronous && this.queuedBytes === 0) {
       const started = performance.now();
-      const waitedBefore = runQueueWaitMs();
+      const waitedBefore = mainThreadRunQueueMs();
       try {
         writeAllSync(this.handle.fd, buffers, position);
       } catch (err) {
@@ -68,7 +69,7 @@ export class BatchedSink {
       }
       this.written += bytes;
       // Time spent waiting for a CPU (a busy machine) is not the disk's: only the rest counts.
-      const waited = runQueueWaitMs() - waitedBefore;
+      const waited = mainThreadRunQueueMs() - waitedBefore;
       if (performance.now() - started - waited > SYNC_WRITE_LIMIT_MS) this.synchronous = false;
       return;
     }
@@ -103,22 +104,4 @@ function writeAllSync(fd: number, buffers: Buffer[], position: number): void {
       at += n;
     }
   }
-}
-
-let schedstat: number | undefined | null;
-const schedBuffer = Buffer.alloc(96);
-
-/** The main thread's time runnable but waiting for a CPU (Linux schedstat run_delay), ms; 0 where unknown. */
-function runQueueWaitMs(): number {
-  if (schedstat === undefined) {
-    try {
-      schedstat = openSync(`/proc/self/task/${process.pid}/schedstat`, "r");
-    } catch {
-      schedstat = null;
-    }
-  }
-  if (schedstat === null) return 0;
-  const n = readSync(schedstat, schedBuffer, 0, schedBuffer.length, 0);
-  const fields = schedBuffer.toString("latin1", 0, n).split(" ");
-  return Number(fields[1] ?? 0) / 1e6;
 }

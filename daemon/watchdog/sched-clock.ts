@@ -10,6 +10,9 @@ export interface SchedTimes {
   othersWaitedMs: number;
 }
 
+/** A schedstat line: three numbers. */
+const SCHEDSTAT_BYTES = 96;
+
 /** How often the list of threads is read again (threads come and go rarely). */
 const RELIST_MS = 2000;
 
@@ -21,7 +24,7 @@ const RELIST_MS = 2000;
  */
 export class SchedClock {
   private readonly fds = new Map<number, { fd: number; lastWaitedNs: number }>();
-  private readonly buffer = Buffer.alloc(96);
+  private readonly buffer = Buffer.alloc(SCHEDSTAT_BYTES);
   private othersWaitedNs = 0;
   private listedAt = Number.NEGATIVE_INFINITY;
 
@@ -71,13 +74,7 @@ export class SchedClock {
   }
 
   private sample(fd: number): { cpuNs: number; waitedNs: number } | undefined {
-    try {
-      const n = readSync(fd, this.buffer, 0, this.buffer.length, 0);
-      const [cpu, waited] = this.buffer.toString("latin1", 0, n).split(" ").map(Number);
-      return Number.isFinite(cpu) && Number.isFinite(waited) ? { cpuNs: cpu!, waitedNs: waited! } : undefined;
-    } catch {
-      return undefined;
-    }
+    return readSchedstat(fd, this.buffer);
   }
 
   private drop(tid: number): void {
@@ -91,4 +88,33 @@ export class SchedClock {
       }
     }
   }
+}
+
+/** The first two fields of a schedstat file (sum_exec_runtime, run_delay; ns); undefined when unreadable. */
+function readSchedstat(fd: number, buffer: Buffer): { cpuNs: number; waitedNs: number } | undefined {
+  try {
+    const n = readSync(fd, buffer, 0, buffer.length, 0);
+    const [cpu, waited] = buffer.toString("latin1", 0, n).split(" ").map(Number);
+    return Number.isFinite(cpu) && Number.isFinite(waited) ? { cpuNs: cpu!, waitedNs: waited! } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+let mainThreadFd: number | null | undefined;
+const mainThreadBuffer = Buffer.alloc(SCHEDSTAT_BYTES);
+
+/**
+ * The main thread's time runnable but waiting for a CPU since it started (ms; 0 where the kernel
+ * does not report it): what a caller timing its own synchronous work subtracts on a busy machine.
+ */
+export function mainThreadRunQueueMs(): number {
+  if (mainThreadFd === undefined) {
+    try {
+      mainThreadFd = openSync(`/proc/self/task/${process.pid}/schedstat`, "r");
+    } catch {
+      mainThreadFd = null;
+    }
+  }
+  return mainThreadFd === null ? 0 : (readSchedstat(mainThreadFd, mainThreadBuffer)?.waitedNs ?? 0) / 1e6;
 }
