@@ -109,9 +109,10 @@ export function serveDirectTcpip(client: Connection, options: { anyHost: boolean
           options.log.info({ dest: where, why }, "ssh: forward failed");
           rejectWith(client, reject, OPEN_FAILURE.connectFailed, why);
         };
-        socket.once("error", fail).once("timeout", () => fail());
+        const timedOut = (): void => fail();
+        socket.once("error", fail).once("timeout", timedOut);
         socket.once("connect", () => {
-          socket.off("error", fail).off("timeout", fail);
+          socket.off("error", fail).off("timeout", timedOut);
           socket.setTimeout(0);
           join(socket, accept(), release);
         });
