@@ -1,6 +1,5 @@
 import { createHash } from "node:crypto";
-import type { IncomingMessage } from "node:http";
-import { PREVIEW_COOKIE, PREVIEW_HEADER, PREVIEW_QUERY_PARAM } from "../../protocol/actions/preview.js";
+import { PREVIEW_COOKIE, PREVIEW_QUERY_PARAM } from "../../protocol/actions/preview.js";
 import type { TokenStore } from "../tokens/store.js";
 
 /** Why a preview request was refused: no token, an unknown or altered one, ended ones, or one for another port. */
@@ -55,10 +54,9 @@ export function stripCookie(header: string | undefined): { cookie?: string; toke
 }
 
 /** The token a request presents, and where: the query wins (a new link replaces an old cookie), then the header, then the cookie. */
-export function presentedToken(req: IncomingMessage, queryToken: string | undefined, cookieToken: string | undefined) {
+export function presentedToken(header: string | undefined, queryToken: string | undefined, cookieToken: string | undefined) {
   if (queryToken) return { token: queryToken, source: "query" as TokenSource };
-  const header = req.headers[PREVIEW_HEADER];
-  if (typeof header === "string" && header) return { token: header.trim(), source: "header" as TokenSource };
+  if (header) return { token: header.trim(), source: "header" as TokenSource };
   if (cookieToken) return { token: cookieToken, source: "cookie" as TokenSource };
   return undefined;
 }
@@ -75,24 +73,46 @@ export function previewCookies(token: string, expiresAt: number, secure: boolean
   return [`${base}; SameSite=None; Secure; Partitioned`, `${base}; SameSite=Lax`];
 }
 
+interface GateEntry {
+  id: string;
+  port: number;
+  expiresAt: number;
+}
+
+/** The last token a client connection was let in with (see PreviewGate.check). */
+export interface GateMemo {
+  token?: string;
+  entry?: GateEntry;
+  generation?: number;
+}
+
 /**
  * Decides preview requests against the token store: a token opens the one port it was issued for,
  * until it expires or is revoked. Accepted tokens are cached by hash and dropped from the cache on
  * revocation; expiry is checked on every request.
  */
 export class PreviewGate {
-  private readonly cache = new Map<string, { id: string; port: number; expiresAt: number }>();
+  private readonly cache = new Map<string, GateEntry>();
+  /** Counts revocations: a connection's memo from before one is not trusted. */
+  private generation = 0;
 
   constructor(private readonly tokens: TokenStore) {
     tokens.onRevoke((id) => {
+      this.generation++;
       for (const [hash, entry] of this.cache) if (entry.id === id) this.cache.delete(hash);
     });
   }
 
-  check(token: string | undefined, port: number, now = Date.now()): PreviewVerdict {
+  /**
+   * The verdict for a token on a port. `memo` (one per client connection) remembers the last
+   * token accepted there, so a keep-alive connection's next requests skip hashing it; any
+   * revocation since makes it look the token up again.
+   */
+  check(token: string | undefined, port: number, now = Date.now(), memo?: GateMemo): PreviewVerdict {
     if (!token) return { ok: false, reason: "none" };
-    const hash = createHash("sha256").update(token).digest("hex");
-    let entry = this.cache.get(hash);
+    const remembered = memo && memo.token === token && memo.generation === this.generation ? memo.entry : undefined;
+    const hash = remembered ? "" : createHash("sha256").update(token).digest("hex");
+    let entry = remembered ?? this.cache.get(hash);
     if (!entry) {
       const check = this.tokens.check(token, now, "preview");
       if (!check.ok) {
@@ -105,10 +125,11 @@ export class PreviewGate {
       this.cache.set(hash, entry);
     }
     if (entry.expiresAt <= now) {
-      this.cache.delete(hash);
+      if (hash) this.cache.delete(hash);
       return { ok: false, reason: "expired" };
     }
     if (entry.port !== port) return { ok: false, reason: "port", tokenPort: entry.port };
+    if (memo && !remembered) Object.assign(memo, { token, entry, generation: this.generation });
     return { ok: true, tokenId: entry.id, expiresAt: entry.expiresAt };
   }
 }

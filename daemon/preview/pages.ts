@@ -1,4 +1,3 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import type { RefusalReason } from "./access.js";
 
@@ -86,12 +85,8 @@ export function failedPage(port: number, why: string): PreviewPage {
 
 const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-function wantsHtml(req: IncomingMessage): boolean {
-  return /\btext\/html\b/.test(req.headers.accept ?? "");
-}
-
-function render(req: IncomingMessage, page: PreviewPage): { type: string; body: string } {
-  if (!wantsHtml(req))
+function render(accept: string | undefined, page: PreviewPage): { type: string; body: string } {
+  if (!/\btext\/html\b/.test(accept ?? ""))
     return {
       type: "application/json",
       body: JSON.stringify({ ok: false, error: { code: page.code, message: page.message, details: page.details } }),
@@ -103,14 +98,46 @@ function render(req: IncomingMessage, page: PreviewPage): { type: string; body: 
   return { type: "text/html; charset=utf-8", body };
 }
 
-/** Answers a preview request with one of the daemon's own pages (HTML for browsers, JSON otherwise). */
-export function sendPage(req: IncomingMessage, res: ServerResponse, page: PreviewPage): void {
-  if (res.headersSent) return void res.destroy();
-  const { type, body } = render(req, page);
+/** A raw HTTP response head from a status and header fields. */
+export function rawResponse(
+  status: number,
+  reason: string,
+  headers: Record<string, string | number | readonly string[]>,
+  body = "",
+): string {
+  let text = `HTTP/1.1 ${status} ${reason}\r\n`;
+  for (const [name, value] of Object.entries(headers)) for (const v of Array.isArray(value) ? value : [value]) text += `${name}: ${v}\r\n`;
+  return `${text}\r\n${body}`;
+}
+
+/**
+ * One of the daemon's own pages as a raw HTTP response (HTML for browsers, JSON otherwise);
+ * `close` ends the connection after it (a refused request whose body was not read).
+ */
+export function pageResponse(page: PreviewPage, accept: string | undefined, method: string, close: boolean): string {
+  const { type, body } = render(accept, page);
   const headers: Record<string, string | number> = { ...PAGE_HEADERS, "Content-Type": type, "Content-Length": Buffer.byteLength(body) };
   if (page.reload) headers["Retry-After"] = page.reload;
-  res.writeHead(page.status, headers);
-  res.end(req.method === "HEAD" ? undefined : body);
+  if (close) headers.Connection = "close";
+  return rawResponse(page.status, STATUS_TEXT[page.status], headers, method === "HEAD" ? "" : body);
+}
+
+/** A request the daemon cannot read (a malformed head): 400, 431 or 501, then the connection closes. */
+export function malformedResponse(status: 400 | 431 | 501 | 502 | 421, message: string): string {
+  const body = JSON.stringify({ ok: false, error: { code: "invalid_request", message } });
+  const reason = {
+    400: "Bad Request",
+    421: "Misdirected Request",
+    431: "Request Header Fields Too Large",
+    501: "Not Implemented",
+    502: "Bad Gateway",
+  }[status];
+  return rawResponse(
+    status,
+    reason,
+    { ...PAGE_HEADERS, "Content-Type": "application/json", "Content-Length": Buffer.byteLength(body), Connection: "close" },
+    body,
+  );
 }
 
 /** The same page as a raw HTTP response on an upgrade's socket, which is then closed. */

@@ -1,13 +1,16 @@
-import { Agent, type ClientRequest, type IncomingMessage, request as httpRequest, type ServerResponse } from "node:http";
-import { connect, type Socket } from "node:net";
-import type { Duplex } from "node:stream";
+import type { Socket } from "node:net";
 import type { Logger } from "pino";
 import type { TokenStore } from "../tokens/store.js";
-import { noteShortLivedBytes } from "../util/young-gc.js";
 import { PreviewGate, presentedToken, previewCookies, stripCookie, stripQueryToken } from "./access.js";
-import { type ForwardTarget, requestHeaders, responseHeaders } from "./forward.js";
-import type { PreviewHost, PreviewHosts } from "./hosts.js";
-import { busyPage, failedPage, type PreviewPage, refusedPage, refuseUpgrade, sendPage, waitingPage } from "./pages.js";
+import { PreviewConnection, type RequestHandler } from "./connection.js";
+import { Exchange } from "./exchange.js";
+import { type ForwardRequest, type ForwardTarget, requestHead } from "./forward.js";
+import { requestBodyEnd } from "./http1/body.js";
+import { HeadError, hasToken, type RequestHead } from "./http1/head.js";
+import type { PreviewHosts } from "./hosts.js";
+import { busyPage, malformedResponse, rawResponse, refusedPage } from "./pages.js";
+import { openTunnel } from "./tunnel.js";
+import { UpstreamPool } from "./upstream-pool.js";
 
 /** The named bounds of the preview proxy. */
 export interface PreviewLimits {
@@ -34,13 +37,8 @@ export const DEFAULT_PREVIEW_LIMITS: PreviewLimits = {
   maxHeaderBytes: 64 * 1024,
 };
 
-/** An idle keep-alive socket to an app is closed before the app's own timeout (Node's default is 5 s), so a reuse rarely races it. */
-const FREE_SOCKET_MS = 4000;
 /** How often sockets of expired links are looked for (and closed). */
 const SWEEP_MS = 1000;
-
-/** Every chunk read from a socket is a fresh buffer that dies once written on: counted, so V8 collects them early. */
-const countShortLived = (chunk: Buffer): void => noteShortLivedBytes(chunk.length);
 
 /** Where a socket's requests were let in: the token and until when. */
 interface Grant {
@@ -48,42 +46,29 @@ interface Grant {
   expiresAt: number;
 }
 
-/** One authorised preview request: the port, what the app is told, and the URL and cookie without the daemon's token. */
-interface Admitted {
-  host: PreviewHost;
-  /** The token came in the link's query (the first request of a link). */
-  fromQuery: boolean;
-  token: string;
-  target: ForwardTarget;
-  url: string;
-  cookie?: string;
-  grant: Grant;
-}
-
-function isIdempotentWithoutBody(req: IncomingMessage): boolean {
-  const method = req.method ?? "GET";
-  return (
-    (method === "GET" || method === "HEAD" || method === "OPTIONS") &&
-    !req.headers["transfer-encoding"] &&
-    (req.headers["content-length"] === undefined || req.headers["content-length"] === "0")
-  );
+/** How the daemon's front door counts a socket: authorised (out of the unproven budget) or waiting again. */
+export interface SocketProof {
+  prove(): void;
+  unprove(): void;
 }
 
 /**
- * The preview proxy: requests and upgrades whose Host names a preview (see PreviewHosts) go to that
- * port on loopback, once the token (link query, header or cookie) opens that port. Bodies stream
- * both ways through pipes (backpressure, no buffering); upgrades become a byte tunnel, so the app's
- * own WebSocket handshake (Vite's HMR and its `token`) passes as it was. A revoked or expired
- * link's sockets are closed. It never reaches the daemon's API: it claims only preview hosts,
- * and refuses the daemon's own port.
+ * The preview proxy: connections whose first request's Host names a preview (see PreviewHosts)
+ * are the proxy's whole, and each request on them goes to that port on loopback once its token
+ * (link query, header or cookie) opens that port. It reads HTTP/1.1 heads itself, strictly, and
+ * streams bodies through with backpressure (see Exchange); upgrades become a byte tunnel, so the
+ * app's own WebSocket handshake (Vite's HMR and its `token`) passes as it was. A revoked or
+ * expired link's sockets are closed. It never reaches the daemon's API, and refuses the daemon's
+ * own port.
  */
-export class PreviewProxy {
+export class PreviewProxy implements RequestHandler {
   private readonly limits: PreviewLimits;
   private readonly gate: PreviewGate;
-  private readonly agent: Agent;
+  readonly pool: UpstreamPool;
   /** Client sockets (HTTP keep-alive and tunnels) by the grant they were last let in with. */
-  private readonly grants = new Map<Duplex, Grant>();
+  private readonly grants = new Map<Socket, Grant>();
   private readonly tunnels = new Set<Socket>();
+  private readonly proofs = new WeakMap<Socket, SocketProof>();
   /** Where a port was last reached (127.0.0.1, ::1 …), until a connection to it is refused. */
   private readonly addresses = new Map<number, string>();
   /** Lookups under way, shared by the requests that arrive meanwhile (a page's first burst). */
@@ -95,210 +80,162 @@ export class PreviewProxy {
     private readonly hosts: PreviewHosts,
     tokens: TokenStore,
     private readonly ports: { address(port: number): Promise<string | undefined> },
-    private readonly log: Logger,
+    readonly log: Logger,
     limits: Partial<PreviewLimits> = {},
   ) {
     this.limits = { ...DEFAULT_PREVIEW_LIMITS, ...limits };
     this.gate = new PreviewGate(tokens);
-    this.agent = new Agent({
-      keepAlive: true,
-      maxSockets: this.limits.socketsPerPort,
-      maxFreeSockets: this.limits.socketsPerPort,
-      timeout: FREE_SOCKET_MS,
-      scheduling: "lifo",
-    });
+    this.pool = new UpstreamPool(this.limits.socketsPerPort);
     // After the current turn, so the revoking request's own reply goes out first.
     tokens.onRevoke((tokenId) => setImmediate(() => this.cut((g) => g.tokenId === tokenId)));
   }
 
-  /** Whether the request is addressed to a preview host (then nothing else of the daemon's sees it). */
-  claims(req: IncomingMessage): boolean {
-    return this.hosts.of(req) !== undefined;
+  get maxResponseHead(): number {
+    return this.limits.maxHeaderBytes;
   }
 
-  request(req: IncomingMessage, res: ServerResponse, admit: () => void = () => {}): void {
+  get idleMs(): number {
+    return this.limits.idleMs;
+  }
+
+  /** Whether a Host header names a preview host (then the connection is the proxy's, and nothing else of the daemon's sees it). */
+  claimsHost(host: string | undefined): boolean {
+    return this.hosts.ofHost(host) !== undefined;
+  }
+
+  /** Takes a client connection whose first bytes (at least its first request head) are `first`. */
+  serve(socket: Socket, first: Buffer, proof: SocketProof): void {
+    this.proofs.set(socket, proof);
     try {
-      this.serve(req, res, admit);
+      new PreviewConnection(socket, this, first);
     } catch (err) {
-      // One failed request costs that client its answer, never the daemon.
-      this.log.error({ err }, "preview request failed");
-      res.destroy();
+      // One failed connection costs that client its answer, never the daemon.
+      this.log.error({ err }, "preview connection failed");
+      socket.destroy();
     }
   }
 
-  private serve(req: IncomingMessage, res: ServerResponse, admitSocket: () => void): void {
-    const admitted = this.admit(req);
-    if ("status" in admitted) return sendPage(req, res, admitted);
-    admitSocket(); // a link's request: no longer one of the daemon's unauthorised sockets
-    const { host, url, grant } = admitted;
+  handle(conn: PreviewConnection, head: RequestHead, rest: Buffer): void {
+    const hostHeader = head.host;
+    if (hostHeader === undefined) throw new HeadError(400, "a request without a Host header");
+    const host = this.hosts.ofHost(hostHeader);
+    if (!host) return conn.answer(malformedResponse(421, `${hostHeader.slice(0, 100)} is not this connection's preview host`), true);
+    const port = host.port;
+    const bodyEnd = requestBodyEnd(head);
+    const upgrade = head.upgrade !== undefined && hasToken(head.connection, "upgrade");
+    // An answer of the daemon's own to a request whose body was not read ends the connection.
+    const closeIfBody = bodyEnd.kind !== "none" || upgrade;
+    if (port === this.hosts.ownPort) return conn.page(refusedPage(port, "port"), true);
+    const query = stripQueryToken(head.target);
+    const cookies = stripCookie(head.cookie);
+    const presented = presentedToken(head.previewToken, query.token, cookies.token);
+    const verdict = this.gate.check(presented?.token, port, Date.now(), conn.gateMemo);
+    if (!verdict.ok) return conn.page(refusedPage(port, verdict.reason, verdict.tokenPort), closeIfBody, rest);
+    const client = conn.client;
+    this.proofs.get(client)?.prove(); // a link's request: no longer one of the daemon's unauthorised sockets
+    const grant = { tokenId: verdict.tokenId, expiresAt: verdict.expiresAt };
+    this.hold(client, grant);
     // The link's first request: trade the token for a cookie on this host and drop it from the address bar.
-    if (admitted.fromQuery && (req.method === "GET" || req.method === "HEAD")) {
-      res.writeHead(302, {
-        Location: url,
-        "Set-Cookie": previewCookies(admitted.token, grant.expiresAt, host.secure),
+    if (presented!.source === "query" && (head.method === "GET" || head.method === "HEAD")) {
+      const headers = {
+        Location: query.url,
+        "Set-Cookie": previewCookies(presented!.token, grant.expiresAt, host.secure),
         "Cache-Control": "no-store",
         "Referrer-Policy": "no-referrer",
         "Content-Length": 0,
-      });
-      return void res.end();
+        ...(closeIfBody ? { Connection: "close" } : {}),
+      };
+      return conn.answer(rawResponse(302, "Found", headers), closeIfBody, rest);
     }
-    if (this.inFlight >= this.limits.maxRequests) return sendPage(req, res, busyPage(host.port, "requests", this.limits.maxRequests));
-    this.inFlight++;
-    res.once("close", () => this.inFlight--);
-    this.hold(req.socket, grant);
-    void this.forward(req, res, admitted, true).catch((err: unknown) => {
-      this.log.error({ err, port: host.port }, "preview request failed");
-      res.destroy();
+    const target: ForwardTarget = {
+      port,
+      proto: host.proto,
+      publicOrigin: `${host.proto}://${hostHeader}`,
+      publicHost: hostHeader,
+      remoteAddress: client.remoteAddress ?? "",
+    };
+    const forward: ForwardRequest = {
+      method: head.method,
+      path: query.url,
+      minor: head.minor,
+      headers: head.headers,
+      connection: head.connection,
+      cookie: cookies.cookie,
+      upgrade,
+    };
+    if (upgrade) {
+      if (this.tunnels.size >= this.limits.maxWebSockets) return conn.page(busyPage(port, "WebSockets", this.limits.maxWebSockets), true);
+      conn.release();
+      return openTunnel(client, requestHead(forward, target), rest, port, this.tunnelContext());
+    }
+    if (this.inFlight >= this.limits.maxRequests) return conn.page(busyPage(port, "requests", this.limits.maxRequests), closeIfBody, rest);
+    const end = bodyEnd.scan(rest, 0);
+    const bodyDone = end >= 0;
+    if (bodyDone && end < rest.length) conn.keepNext(rest.subarray(end));
+    const method = head.method;
+    const exchange = new Exchange(conn, {
+      method,
+      head: requestHead(forward, target),
+      body: bodyDone ? rest.subarray(0, end) : rest,
+      bodyEnd,
+      bodyDone,
+      closeAfter: head.minor === 0 || hasToken(head.connection, "close"),
+      retryable: (method === "GET" || method === "HEAD" || method === "OPTIONS") && bodyEnd.kind === "none",
+      target,
     });
+    this.inFlight++;
+    conn.run(exchange, bodyDone);
   }
 
-  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, admitSocket: () => void = () => {}): void {
-    const admitted = this.admit(req);
-    if ("status" in admitted) return refuseUpgrade(socket, admitted);
-    admitSocket();
-    const port = admitted.host.port;
-    if (this.tunnels.size >= this.limits.maxWebSockets)
-      return refuseUpgrade(socket, busyPage(port, "WebSockets", this.limits.maxWebSockets));
-    void this.tunnel(req, socket as Socket, head, admitted).catch((err: unknown) => {
-      this.log.error({ err, port }, "preview upgrade failed");
-      socket.destroy();
-    });
+  ended(): void {
+    this.inFlight--;
+  }
+
+  idle(client: Socket): void {
+    this.proofs.get(client)?.unprove();
   }
 
   /** Closes every proxied connection (shutdown). */
   close(): void {
     this.cut(() => true);
-    this.agent.destroy();
+    this.pool.close();
     if (this.sweeper) clearInterval(this.sweeper);
   }
 
-  /** The preview a request is for and its verdict: an admitted request, or the page that refuses it. */
-  private admit(req: IncomingMessage): Admitted | PreviewPage {
-    const host = this.hosts.of(req)!;
-    const port = host.port;
-    if (port === this.hosts.ownPort) return refusedPage(port, "port");
-    const query = stripQueryToken(req.url ?? "/");
-    const cookies = stripCookie(req.headers.cookie);
-    const presented = presentedToken(req, query.token, cookies.token);
-    const verdict = this.gate.check(presented?.token, port);
-    if (!verdict.ok) return refusedPage(port, verdict.reason, verdict.tokenPort);
-    const target: ForwardTarget = { port, proto: host.proto, publicOrigin: `${host.proto}://${req.headers.host}` };
-    const grant = { tokenId: verdict.tokenId, expiresAt: verdict.expiresAt };
+  private tunnelContext() {
     return {
-      host,
-      fromQuery: presented!.source === "query",
-      token: presented!.token,
-      target,
-      url: query.url,
-      ...(cookies.cookie !== undefined ? { cookie: cookies.cookie } : {}),
-      grant,
+      address: (port: number) => this.address(port),
+      forget: (port: number) => this.forget(port),
+      tunnels: this.tunnels,
+      idleMs: this.limits.webSocketIdleMs,
+      log: this.log,
     };
-  }
-
-  /** Sends one request to the app and streams its answer back; `retry` once on a keep-alive socket the app had just closed. */
-  private async forward(req: IncomingMessage, res: ServerResponse, a: Admitted, retry: boolean): Promise<void> {
-    const port = a.host.port;
-    const address = await this.address(port);
-    if (res.destroyed) return;
-    if (address === undefined) return sendPage(req, res, waitingPage(port));
-    let answered = false;
-    const upstream: ClientRequest = httpRequest({
-      host: address,
-      port,
-      method: req.method,
-      path: a.url,
-      headers: requestHeaders(req, a.target, a.cookie, false),
-      agent: this.agent,
-      maxHeaderSize: this.limits.maxHeaderBytes,
-      setHost: false,
-    });
-    upstream.setTimeout(this.limits.idleMs, () => upstream.destroy(new Error(`no data for ${this.limits.idleMs} ms`)));
-    upstream.on("response", (answer) => {
-      answered = true;
-      res.writeHead(answer.statusCode ?? 502, answer.statusMessage, responseHeaders(answer.rawHeaders, answer.headers, a.target));
-      // A stream (SSE, chunked) shows its headers at once; a sized answer goes out with its first bytes.
-      if (answer.headers["content-length"] === undefined) res.flushHeaders();
-      answer.on("data", countShortLived);
-      answer.pipe(res);
-      answer.on("error", () => res.destroy());
-    });
-    upstream.on("error", (err: NodeJS.ErrnoException) => {
-      if (answered || res.destroyed) return void res.destroy();
-      if (retry && upstream.reusedSocket && isIdempotentWithoutBody(req))
-        return void this.forward(req, res, a, false).catch(() => res.destroy());
-      if (err.code === "ECONNREFUSED") {
-        this.addresses.delete(port);
-        return sendPage(req, res, waitingPage(port));
-      }
-      sendPage(req, res, failedPage(port, err.code ?? err.message));
-    });
-    // The client went away (or was cut off): the app's request ends too.
-    res.once("close", () => {
-      if (!res.writableFinished) upstream.destroy();
-    });
-    // A retry's request has been read already (it had no body).
-    if (req.readableEnded) return void upstream.end();
-    req.on("data", countShortLived);
-    req.pipe(upstream);
-  }
-
-  /** An upgrade as a byte tunnel to the app: the handshake is the app's, the daemon only rewrites the request head. */
-  private async tunnel(req: IncomingMessage, client: Socket, head: Buffer, a: Admitted): Promise<void> {
-    const port = a.host.port;
-    const address = await this.address(port);
-    if (client.destroyed) return;
-    if (address === undefined) return refuseUpgrade(client, waitingPage(port));
-    const app = connect({ host: address, port });
-    this.tunnels.add(client);
-    this.hold(client, a.grant);
-    const end = (): void => {
-      client.destroy();
-      app.destroy();
-    };
-    client.once("close", () => {
-      this.tunnels.delete(client);
-      app.destroy();
-    });
-    app.once("close", () => client.destroy());
-    app.on("error", (err: NodeJS.ErrnoException) => {
-      if (err.code === "ECONNREFUSED" && !client.destroyed) {
-        this.addresses.delete(port);
-        return refuseUpgrade(client, waitingPage(port));
-      }
-      end();
-    });
-    client.on("error", end);
-    for (const s of [client, app]) {
-      s.setNoDelay(true);
-      s.setTimeout(this.limits.webSocketIdleMs, end);
-    }
-    const headers = requestHeaders(req, a.target, a.cookie, true);
-    let text = `${req.method} ${a.url} HTTP/1.1\r\n`;
-    for (let i = 0; i < headers.length; i += 2) text += `${headers[i]}: ${headers[i + 1]}\r\n`;
-    app.write(`${text}\r\n`);
-    if (head.length) app.write(head);
-    app.on("data", countShortLived);
-    client.on("data", countShortLived);
-    app.pipe(client);
-    client.pipe(app);
   }
 
   /** Where to reach a port: the last address that worked, else the listen table's. */
-  private async address(port: number): Promise<string | undefined> {
+  address(port: number): Promise<string | undefined> | string | undefined {
     const known = this.addresses.get(port);
     if (known !== undefined) return known;
     let lookup = this.lookups.get(port);
     if (!lookup) {
-      lookup = this.ports.address(port).finally(() => this.lookups.delete(port));
+      lookup = this.ports
+        .address(port)
+        .then((found) => {
+          if (found !== undefined) this.addresses.set(port, found);
+          return found;
+        })
+        .finally(() => this.lookups.delete(port));
       this.lookups.set(port, lookup);
     }
-    const found = await lookup;
-    if (found !== undefined) this.addresses.set(port, found);
-    return found;
+    return lookup;
+  }
+
+  forget(port: number): void {
+    this.addresses.delete(port);
   }
 
   /** Remembers which grant a client socket uses, so revoking or expiry closes it. */
-  private hold(socket: Duplex, grant: Grant): void {
+  private hold(socket: Socket, grant: Grant): void {
     if (!this.grants.has(socket)) socket.once("close", () => this.grants.delete(socket));
     this.grants.set(socket, grant);
     this.sweeper ??= setInterval(() => {

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
+import { type AddressInfo, createServer as createNetServer, type Server as NetServer, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { Logger } from "pino";
 import { WebSocketServer } from "ws";
@@ -12,6 +12,7 @@ import { isLinkProtocol, PAGE_SUBPROTOCOL } from "./link-protocol.js";
 import type { PageAccess } from "./page-access.js";
 import { UnprovenSockets, unprovenBudget } from "./unproven-sockets.js";
 import { openFileLimit } from "../util/descriptors.js";
+import { type HostClaim, sortByHost } from "./host-sorter.js";
 
 export interface ServerOptions {
   host: string;
@@ -31,16 +32,8 @@ export interface ServerOptions {
   pages?: PageAccess;
   /** Sockets not yet authorised, at most (see UnprovenSockets); from the open-file limit unless said. */
   maxUnproven?: number;
-  /** Requests and upgrades it claims (by Host: the previews) go to it before anything else of the daemon's. */
-  hostRoutes?: HostRoutes;
-}
-
-/** A separate space of hosts on the daemon's port (the previews), which never reaches the API. */
-export interface HostRoutes {
-  claims(req: IncomingMessage): boolean;
-  /** `admit` takes the socket out of the unproven budget once the request is authorised (see HttpRoute). */
-  request(req: IncomingMessage, res: ServerResponse, admit: () => void): void;
-  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, admit: () => void): void;
+  /** Connections whose first request's Host it claims (the previews) are its whole; it never reaches the API. */
+  hostRoutes?: HostClaim;
 }
 
 /**
@@ -63,7 +56,14 @@ const MANAGE_RESERVE = 1 / 4;
 /** The least time between two warnings about the same kind of overload. */
 const WARN_INTERVAL_MS = 10_000;
 
-const STATUS_TEXT: Record<number, string> = { 401: "Unauthorized", 403: "Forbidden", 503: "Service Unavailable" };
+const STATUS_TEXT: Record<number, string> = {
+  401: "Unauthorized",
+  403: "Forbidden",
+  421: "Misdirected Request",
+  503: "Service Unavailable",
+};
+/** A preview host named on a connection that began as the daemon's own: previews are served on connections of their own. */
+const MISDIRECTED = "this connection is the daemon's own; a preview host is served on a connection that starts with it";
 
 function refuse(socket: Duplex, status: number, code: string, message: string): void {
   const body = JSON.stringify({ ok: false, error: { code, message } });
@@ -75,9 +75,13 @@ function refuse(socket: Duplex, status: number, code: string, message: string): 
 
 /** The HTTP server that only upgrades authorised, non-browser clients to WebSocket connections. */
 export class HotlineServer {
+  /** Accepts connections and sorts them by host (see host-sorter.ts); `http` serves the daemon's own. */
+  private readonly front: NetServer;
   private readonly http: Server;
   private readonly wss: WebSocketServer;
   private readonly connections = new Set<Connection>();
+  /** Every accepted socket, so a shutdown can end those still open after its grace. */
+  private readonly sockets = new Set<Socket>();
   private readonly unproven: UnprovenSockets;
   private heartbeat: NodeJS.Timeout | undefined;
   private nextId = 1;
@@ -99,12 +103,16 @@ export class HotlineServer {
     );
     this.http = createServer(
       { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: CHECK_INTERVAL_MS },
-      this.routeByHost(routeHttp(options.httpRoutes ?? [], options.log, this.unproven)),
+      this.refuseMisdirected(routeHttp(options.httpRoutes ?? [], options.log, this.unproven)),
     );
-    this.http.on("connection", (socket) => this.unproven.add(socket));
+    this.front = createNetServer({ noDelay: true }, sortByHost(this.http, options.hostRoutes, this.unproven));
+    this.front.on("connection", (socket) => {
+      this.sockets.add(socket);
+      socket.once("close", () => this.sockets.delete(socket));
+    });
     // Past listen, the server's errors are failed accepts (EMFILE, ENFILE): libuv drops that
     // connection and keeps accepting, so the daemon serves again as soon as descriptors free up.
-    this.http.on("error", (err) => {
+    this.front.on("error", (err) => {
       if (this.listening) this.warn("accept", { err }, "a connection could not be accepted");
     });
     options.tokens.onRevoke((tokenId) =>
@@ -114,8 +122,7 @@ export class HotlineServer {
     this.http.on("upgrade", (req, socket, head) => {
       socket.on("error", () => socket.destroy());
       try {
-        if (options.hostRoutes?.claims(req))
-          return options.hostRoutes.upgrade(req, socket, head, () => this.unproven.prove(socket as Socket));
+        if (options.hostRoutes?.claimsHost(req.headers.host)) return refuse(socket, 421, "invalid_request", MISDIRECTED);
         this.upgrade(req, socket, head);
       } catch (err) {
         // One failed upgrade costs that client its socket, never the daemon.
@@ -175,29 +182,29 @@ export class HotlineServer {
     });
   }
 
-  /** A warning of one kind at most every WARN_INTERVAL_MS: an overload must not flood the log too. */
-  /** Requests for a host the host routes claim (the previews) go to them; every other request to `routes`. */
-  private routeByHost(routes: (req: IncomingMessage, res: ServerResponse) => void): (req: IncomingMessage, res: ServerResponse) => void {
+  /** A request on the daemon's own connection that names a preview host is answered 421, never served. */
+  private refuseMisdirected(
+    routes: (req: IncomingMessage, res: ServerResponse) => void,
+  ): (req: IncomingMessage, res: ServerResponse) => void {
     const hosts = this.options.hostRoutes;
     if (!hosts) return routes;
     return (req, res) => {
       let claimed: boolean;
       try {
-        claimed = hosts.claims(req);
+        claimed = hosts.claimsHost(req.headers.host);
       } catch (err) {
         // A Host header the router cannot read costs that request its answer, never the daemon.
         this.options.log.error({ err }, "host routing failed");
         return void res.destroy();
       }
       if (!claimed) return routes(req, res);
-      hosts.request(req, res, () => {
-        this.unproven.prove(req.socket);
-        // Idle between keep-alive requests, the socket has to prove itself again.
-        res.once("close", () => this.unproven.add(req.socket));
-      });
+      const body = JSON.stringify({ ok: false, error: { code: "invalid_request", message: MISDIRECTED } });
+      res.writeHead(421, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(body), Connection: "close" });
+      res.end(body);
     };
   }
 
+  /** A warning of one kind at most every WARN_INTERVAL_MS: an overload must not flood the log too. */
   private warn(kind: string, fields: object, message: string): void {
     const now = Date.now();
     if (now - (this.lastWarned.get(kind) ?? 0) < WARN_INTERVAL_MS) return;
@@ -208,9 +215,11 @@ export class HotlineServer {
   /** Listens and resolves with the ws:// URL actually bound (port 0 picks a free port). */
   listen(): Promise<string> {
     return new Promise((resolve, reject) => {
-      this.http.once("error", reject);
-      this.http.listen(this.options.port, this.options.host, () => {
-        const address = this.http.address() as AddressInfo;
+      this.front.once("error", reject);
+      this.front.listen(this.options.port, this.options.host, () => {
+        // The HTTP server is fed connections, not listening itself: this starts its header and request timeouts.
+        this.http.emit("listening");
+        const address = this.front.address() as AddressInfo;
         const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
         this.listening = true;
         this.heartbeat = setInterval(() => this.connections.forEach((c) => c.heartbeat()), this.options.heartbeatMs);
@@ -227,8 +236,13 @@ export class HotlineServer {
   async close(): Promise<void> {
     if (this.heartbeat) clearInterval(this.heartbeat);
     for (const c of this.connections) c.close(1001, "daemon shutting down");
-    const cutOff = setTimeout(() => this.connections.forEach((c) => c.terminate()), CLOSE_GRACE_MS);
-    await new Promise<void>((resolve) => this.http.close(() => resolve()));
+    const cutOff = setTimeout(() => {
+      this.connections.forEach((c) => c.terminate());
+      this.sockets.forEach((s) => s.destroy());
+    }, CLOSE_GRACE_MS);
+    this.http.closeIdleConnections();
+    await new Promise<void>((resolve) => this.front.close(() => resolve()));
+    this.http.close();
     clearTimeout(cutOff);
   }
 }

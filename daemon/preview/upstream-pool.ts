@@ -1,0 +1,130 @@
+import { connect, type Socket } from "node:net";
+
+/**
+ * An idle keep-alive socket to an app is closed after this (before the app's own timeout, Node's
+ * default 5 s, so a reuse rarely races it). It is also the tick of a busy socket's idle clock.
+ */
+const FREE_SOCKET_MS = 4000;
+
+/** Who a socket's events go to while it carries an exchange. */
+export interface UpstreamUser {
+  data(chunk: Buffer): void;
+  end(): void;
+  close(): void;
+  error(err: NodeJS.ErrnoException): void;
+  drain(): void;
+  /** The socket has carried nothing for `quietMs` in all. */
+  quiet(quietMs: number): void;
+}
+
+/**
+ * A socket to an app with its listeners set once: its events go to its current user, and while
+ * it has none (idle in the pool) anything but silence drops it — data then is an answer nobody
+ * asked for, and the socket cannot be trusted again.
+ */
+export class UpstreamSocket {
+  user: UpstreamUser | undefined;
+  /** It has carried a request before (then a failure before any answer may be retried). */
+  reused = false;
+  /** FREE_SOCKET_MS periods without a byte in either direction, since the last byte read or written. */
+  quietTicks = 0;
+
+  constructor(
+    readonly socket: Socket,
+    private readonly dropIdle: (up: UpstreamSocket) => void,
+  ) {
+    socket.setTimeout(FREE_SOCKET_MS);
+    socket.on("data", (chunk: Buffer) => {
+      this.quietTicks = 0;
+      if (this.user) this.user.data(chunk);
+      else this.dropIdle(this);
+    });
+    socket.on("end", () => (this.user ? this.user.end() : this.dropIdle(this)));
+    socket.on("close", () => (this.user ? this.user.close() : this.dropIdle(this)));
+    // Every failure also closes the socket; a user hears of it first.
+    socket.on("error", (err: NodeJS.ErrnoException) => this.user?.error(err));
+    socket.on("drain", () => this.user?.drain());
+    socket.on("timeout", () => {
+      if (!this.user) return this.dropIdle(this);
+      // A fired socket timeout waits for activity to run again: re-armed for the next tick.
+      socket.setTimeout(FREE_SOCKET_MS);
+      this.user.quiet(++this.quietTicks * FREE_SOCKET_MS);
+    });
+  }
+}
+
+interface Pool {
+  total: number;
+  idle: UpstreamSocket[];
+  waiting: Array<(up: UpstreamSocket) => void>;
+}
+
+/**
+ * Keep-alive connections to the apps, at most `perPort` to one address; a request beyond waits for
+ * one to come free (their number is bounded by the proxy's request budget).
+ */
+export class UpstreamPool {
+  private readonly pools = new Map<string, Pool>();
+
+  constructor(private readonly perPort: number) {}
+
+  private pool(key: string): Pool {
+    let pool = this.pools.get(key);
+    if (!pool) {
+      pool = { total: 0, idle: [], waiting: [] };
+      this.pools.set(key, pool);
+    }
+    return pool;
+  }
+
+  /** A socket to `address:port`: an idle one (most recent first; none when `fresh`), a new one, or the next to come free. */
+  acquire(address: string, port: number, fresh = false): Promise<UpstreamSocket> | UpstreamSocket {
+    const pool = this.pool(`${address}:${port}`);
+    if (fresh) for (const up of pool.idle.splice(0)) up.socket.destroy();
+    const idle = pool.idle.pop();
+    if (idle) {
+      idle.reused = true;
+      idle.quietTicks = 0;
+      return idle;
+    }
+    if (pool.total < this.perPort) return this.open(pool, address, port);
+    return new Promise((resolve) => pool.waiting.push(resolve));
+  }
+
+  private open(pool: Pool, address: string, port: number): UpstreamSocket {
+    pool.total++;
+    const up = new UpstreamSocket(connect({ host: address, port, noDelay: true }), (idle) => this.drop(pool, idle));
+    up.socket.once("close", () => {
+      pool.total--;
+      const waiter = pool.waiting.shift();
+      if (waiter) return waiter(this.open(pool, address, port));
+      if (!pool.total) this.pools.delete(`${address}:${port}`);
+    });
+    return up;
+  }
+
+  private drop(pool: Pool, up: UpstreamSocket): void {
+    const at = pool.idle.indexOf(up);
+    if (at >= 0) pool.idle.splice(at, 1);
+    up.socket.destroy();
+  }
+
+  /** A socket whose exchange ended cleanly: to the next waiter, or idle until FREE_SOCKET_MS. */
+  release(up: UpstreamSocket, address: string, port: number): void {
+    up.user = undefined;
+    const pool = this.pools.get(`${address}:${port}`);
+    if (!pool || up.socket.destroyed) return void up.socket.destroy();
+    up.socket.resume();
+    const waiter = pool.waiting.shift();
+    if (waiter) {
+      up.reused = true;
+      return waiter(up);
+    }
+    pool.idle.push(up);
+  }
+
+  /** Closes every idle socket; busy ones end with their exchange. */
+  close(): void {
+    for (const pool of this.pools.values()) for (const up of pool.idle.splice(0)) up.socket.destroy();
+  }
+}
