@@ -47,6 +47,7 @@ export class PreviewConnection implements ExchangeOwner {
   private method = "GET";
   private accept: string | undefined;
   private headTicks = 0;
+  private clientEnded = false;
   readonly pool: UpstreamPool;
   readonly maxResponseHead: number;
   readonly idleMs: number;
@@ -65,6 +66,11 @@ export class PreviewConnection implements ExchangeOwner {
     client.on("data", this.onData);
     client.on("error", () => client.destroy());
     client.on("close", this.onClose);
+    // The client sent all it will (a half-close): its current answer still goes out, then the connection ends.
+    client.on("end", () => {
+      this.clientEnded = true;
+      if (this.phase === "head") this.client.destroySoon();
+    });
     client.on("timeout", this.onTimeout);
     client.setTimeout(KEEP_ALIVE_MS);
     this.onData(first);
@@ -112,9 +118,10 @@ export class PreviewConnection implements ExchangeOwner {
   done(close: boolean): void {
     this.endExchange();
     if (this.phase === "gone") return;
-    if (close) {
+    if (close || this.clientEnded) {
       this.phase = "gone";
-      this.client.end();
+      // Ended, and destroyed once written: a client still sending gets no further reading.
+      this.client.destroySoon();
       return;
     }
     this.phase = "head";

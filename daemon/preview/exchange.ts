@@ -50,6 +50,8 @@ const countShortLived = (chunk: Buffer): void => noteShortLivedBytes(chunk.lengt
 export class Exchange implements UpstreamUser {
   private up: UpstreamSocket | undefined;
   private address: string | undefined;
+  /** Leaves the line for a socket to the app, while waiting in it. */
+  private cancelWait: (() => void) | undefined;
   /** Body bytes read before the app's socket was there (the client is paused meanwhile). */
   private readonly early: Buffer[];
   private reused = false;
@@ -83,7 +85,12 @@ export class Exchange implements UpstreamUser {
       this.address = found;
     }
     const got = this.owner.pool.acquire(this.address, port, fresh);
-    const up = got instanceof Promise ? await got : got;
+    let up: UpstreamSocket;
+    if ("cancel" in got) {
+      this.cancelWait = got.cancel;
+      up = await got.socket;
+      this.cancelWait = undefined;
+    } else up = got;
     if (this.finished || this.owner.client.destroyed) return this.owner.pool.release(up, this.address, port);
     this.up = up;
     this.reused = up.reused;
@@ -127,6 +134,7 @@ export class Exchange implements UpstreamUser {
   abort(): void {
     if (this.finished) return;
     this.finished = true;
+    this.cancelWait?.();
     const up = this.detach();
     if (up) {
       up.user = undefined;

@@ -78,7 +78,7 @@ export function failedPage(port: number, why: string): PreviewPage {
     status: 502,
     code: "unavailable",
     title: `Port ${port} did not answer`,
-    message: `the server on port ${port} closed the connection without an answer (${why})`,
+    message: `the server on port ${port} failed the request before a whole answer (${why})`,
     details: { port, reason: "upstream_failed" },
   };
 }

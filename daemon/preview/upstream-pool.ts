@@ -59,6 +59,12 @@ interface Pool {
   waiting: Array<(up: UpstreamSocket) => void>;
 }
 
+/** A request waiting for a socket to come free; `cancel` takes it out of the line (its client went away). */
+export interface UpstreamWait {
+  socket: Promise<UpstreamSocket>;
+  cancel(): void;
+}
+
 /**
  * Keep-alive connections to the apps, at most `perPort` to one address; a request beyond waits for
  * one to come free (their number is bounded by the proxy's request budget).
@@ -78,7 +84,7 @@ export class UpstreamPool {
   }
 
   /** A socket to `address:port`: an idle one (most recent first; none when `fresh`), a new one, or the next to come free. */
-  acquire(address: string, port: number, fresh = false): Promise<UpstreamSocket> | UpstreamSocket {
+  acquire(address: string, port: number, fresh = false): UpstreamWait | UpstreamSocket {
     const pool = this.pool(`${address}:${port}`);
     if (fresh) for (const up of pool.idle.splice(0)) up.socket.destroy();
     const idle = pool.idle.pop();
@@ -88,7 +94,18 @@ export class UpstreamPool {
       return idle;
     }
     if (pool.total < this.perPort) return this.open(pool, address, port);
-    return new Promise((resolve) => pool.waiting.push(resolve));
+    let waiter!: (up: UpstreamSocket) => void;
+    const socket = new Promise<UpstreamSocket>((resolve) => {
+      waiter = resolve;
+      pool.waiting.push(resolve);
+    });
+    return {
+      socket,
+      cancel: () => {
+        const at = pool.waiting.indexOf(waiter);
+        if (at >= 0) pool.waiting.splice(at, 1);
+      },
+    };
   }
 
   private open(pool: Pool, address: string, port: number): UpstreamSocket {

@@ -105,7 +105,7 @@ export class HotlineServer {
       { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: CHECK_INTERVAL_MS },
       this.refuseMisdirected(routeHttp(options.httpRoutes ?? [], options.log, this.unproven)),
     );
-    this.front = createNetServer({ noDelay: true }, sortByHost(this.http, options.hostRoutes, this.unproven));
+    this.front = createNetServer({ noDelay: true, allowHalfOpen: true }, sortByHost(this.http, options.hostRoutes, this.unproven));
     this.front.on("connection", (socket) => {
       this.sockets.add(socket);
       socket.once("close", () => this.sockets.delete(socket));
