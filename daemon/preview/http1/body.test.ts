@@ -17,6 +17,16 @@ function endIn(scan: (chunk: Buffer, from: number) => number, bytes: Buffer, cut
   return -1;
 }
 
+/** What `fn` throws (undefined when it returns). */
+function thrown(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (err) {
+    return err;
+  }
+  return undefined;
+}
+
 describe("HTTP/1.1 body ends", () => {
   const chunked = Buffer.from("4;ext=1\r\nWiki\r\n5\r\npedia\r\nE\r\n in\r\n\r\nchunks.\r\n0\r\nTrailer: x\r\n\r\nGET /next");
 
@@ -51,13 +61,7 @@ describe("HTTP/1.1 body ends", () => {
       ["POST / HTTP/1.1\r\nTransfer-Encoding: chunked, chunked", 501],
     ];
     for (const [head, status] of refused) {
-      const error = (() => {
-        try {
-          requestBodyEnd(request(head));
-        } catch (err) {
-          return err;
-        }
-      })();
+      const error = thrown(() => requestBodyEnd(request(head)));
       expect(error, head).toBeInstanceOf(HeadError);
       expect((error as HeadError).status, head).toBe(status);
     }
@@ -100,12 +104,7 @@ describe("HTTP/1.1 heads", () => {
       ["GET /\x7f HTTP/1.1", 400],
     ];
     for (const [head, status] of cases) {
-      let error: unknown;
-      try {
-        request(head);
-      } catch (err) {
-        error = err;
-      }
+      const error = thrown(() => request(head));
       expect(error, JSON.stringify(head)).toBeInstanceOf(HeadError);
       expect((error as HeadError).status, JSON.stringify(head)).toBe(status);
     }
