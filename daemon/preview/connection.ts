@@ -86,14 +86,19 @@ export class PreviewConnection implements ExchangeOwner {
   }
 
   /** Runs an exchange for the current request; the client's further bytes are its body. */
-  run(exchange: Exchange, bodyDone: boolean): void {
+  run(exchange: Exchange): void {
     this.exchange = exchange;
     this.phase = "exchange";
-    if (bodyDone) this.client.pause();
-    exchange.start().catch((err: unknown) => {
-      this.handler.log.error({ err }, "preview request failed");
-      this.client.destroy();
-    });
+    try {
+      exchange.start();
+    } catch (err) {
+      this.crashed(err);
+    }
+  }
+
+  crashed(err: unknown): void {
+    this.handler.log.error({ err }, "preview request failed");
+    this.client.destroy();
   }
 
   /** One of the daemon's own pages for the current request (HTML or JSON by its Accept). */
@@ -126,7 +131,10 @@ export class PreviewConnection implements ExchangeOwner {
     }
     this.phase = "head";
     this.handler.idle(this.client);
-    if (!this.pending) return void this.client.resume();
+    if (!this.pending) {
+      if (this.client.isPaused()) this.client.resume();
+      return;
+    }
     // A pipelined request: read on the next turn, so a flood of them never deepens the stack.
     setImmediate(() => {
       const pending = this.pending;

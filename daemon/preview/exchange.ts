@@ -21,6 +21,8 @@ export interface ExchangeOwner {
   forget(port: number): void;
   /** The exchange is over; `close` ends the client's connection, else its next request is read. */
   done(close: boolean): void;
+  /** The exchange failed by a fault of the daemon's: logged, and the client's connection ends. */
+  crashed(err: unknown): void;
 }
 
 /** One request as it goes to the app. */
@@ -72,26 +74,42 @@ export class Exchange implements UpstreamUser {
     this.early = out.body.length ? [out.body] : [];
   }
 
-  async start(fresh = false): Promise<void> {
-    const port = this.out.target.port;
-    if (this.address === undefined) {
-      const lookup = this.owner.address(port);
-      const found = typeof lookup === "object" ? await lookup : lookup;
-      if (this.finished) return;
-      if (found === undefined) {
-        this.finished = true;
-        return this.owner.page(waitingPage(port), !this.out.bodyDone || this.closeClient);
-      }
-      this.address = found;
+  /** Finds the app and a socket to it (at once when both are known, the common case), then sends the request. */
+  start(fresh = false): void {
+    if (this.address !== undefined) return this.connect(fresh);
+    const lookup = this.owner.address(this.out.target.port);
+    if (typeof lookup !== "object") return this.found(lookup, fresh);
+    lookup.then(
+      (address) => this.found(address, fresh),
+      (err: unknown) => this.crash(err),
+    );
+  }
+
+  private found(address: string | undefined, fresh: boolean): void {
+    if (this.finished) return;
+    if (address === undefined) {
+      this.finished = true;
+      return this.owner.page(waitingPage(this.out.target.port), !this.out.bodyDone || this.closeClient);
     }
-    const got = this.owner.pool.acquire(this.address, port, fresh);
-    let up: UpstreamSocket;
-    if ("cancel" in got) {
-      this.cancelWait = got.cancel;
-      up = await got.socket;
-      this.cancelWait = undefined;
-    } else up = got;
-    if (this.finished || this.owner.client.destroyed) return this.owner.pool.release(up, this.address, port);
+    this.address = address;
+    this.connect(fresh);
+  }
+
+  private connect(fresh: boolean): void {
+    const got = this.owner.pool.acquire(this.address!, this.out.target.port, fresh);
+    if (!("cancel" in got)) return this.send(got);
+    this.cancelWait = got.cancel;
+    got.socket.then(
+      (up) => {
+        this.cancelWait = undefined;
+        this.send(up);
+      },
+      (err: unknown) => this.crash(err),
+    );
+  }
+
+  private send(up: UpstreamSocket): void {
+    if (this.finished || this.owner.client.destroyed) return this.owner.pool.release(up, this.address!, this.out.target.port);
     this.up = up;
     this.reused = up.reused;
     up.user = this;
@@ -101,6 +119,12 @@ export class Exchange implements UpstreamUser {
     for (const chunk of this.early.splice(0)) s.write(chunk);
     s.uncork();
     if (!this.out.bodyDone) this.owner.client.resume();
+  }
+
+  /** A fault of the daemon's own: this request's client loses its connection, nothing else does. */
+  private crash(err: unknown): void {
+    this.owner.crashed(err);
+    this.abort();
   }
 
   private detach(): UpstreamSocket | undefined {
@@ -262,7 +286,7 @@ export class Exchange implements UpstreamUser {
     if (this.reused && this.out.retryable && code !== "ETIMEDOUT") {
       this.reused = false;
       this.out.retryable = false;
-      return void this.start(true).catch(() => this.fail("the connection failed"));
+      return this.start(true);
     }
     this.finished = true;
     if (code === "ECONNREFUSED") {

@@ -184,7 +184,7 @@ export class PreviewProxy implements RequestHandler {
       target,
     });
     this.inFlight++;
-    conn.run(exchange, bodyDone);
+    conn.run(exchange);
   }
 
   ended(): void {
