@@ -51,6 +51,16 @@ export function recordingContext() {
   return { ctx, controller, progress, output: () => chunks.join("") };
 }
 
+/** Temp directories a test file makes (`fresh`) or adopts (`track`), all removed by `cleanup` (call it in afterAll). */
+export function scratchDirs() {
+  const dirs: string[] = [];
+  const track = (dir: string) => {
+    dirs.push(dir);
+    return dir;
+  };
+  return { fresh: (prefix: string) => track(tempDir(prefix)), track, cleanup: () => cleanup(...dirs) };
+}
+
 export function cleanup(...dirs: string[]): void {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 }
