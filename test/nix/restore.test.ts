@@ -5,7 +5,7 @@ import { existsSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { NixPreparer } from "../../daemon/nix/preparer.js";
-import { type TestClient, type TestDaemon, withDaemon } from "../helpers/daemon.js";
+import { CLI_MAIN, type TestClient, type TestDaemon, withDaemon } from "../helpers/daemon.js";
 import { toolAvailable } from "../helpers/tools.js";
 import { recordingContext, scratchDirs, standinCopy, SYSTEM } from "./helpers.js";
 
@@ -86,6 +86,15 @@ describe.skipIf(!hasNix)("prepare restores an environment the store lost from th
       const third = await client.ok("prepare", { workspace: ws });
       expect(third.ready).toBe(true);
       expect(third.restored).toBeUndefined();
+
+      // The CLI says so too.
+      loseFromStore(daemon.dirs.cache, cacheKey, storePath);
+      const cli = spawnSync(process.execPath, [CLI_MAIN, "prepare", "--workspace", ws], { env: daemon.cliEnv, encoding: "utf8" });
+      expect(cli.status, cli.stderr).toBe(0);
+      expect(cli.stdout).toMatch(
+        new RegExp(`^ready: ${ws} .*; restored \\d+ store path\\(s\\) from file://${cache}\\?compression=zstd, nothing built\n$`),
+      );
+      expect(await prepareJobs(client)).toEqual(jobsBefore);
     });
   });
 
