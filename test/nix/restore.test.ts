@@ -1,13 +1,14 @@
 // A prepared environment whose store paths are gone (what a new container on a kept home sees: the
 // image's fresh /nix) is copied back from the binary cache it was pushed to, not built again.
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, readFileSync, readlinkSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { NixPreparer } from "../../daemon/nix/preparer.js";
 import { CLI_MAIN, type TestClient, type TestDaemon, withDaemon } from "../helpers/daemon.js";
 import { toolAvailable } from "../helpers/tools.js";
-import { recordingContext, scratchDirs, standinCopy, SYSTEM } from "./helpers.js";
+import { recordingContext, scratchDirs, serveDir, standinCopy, SYSTEM } from "./helpers.js";
 
 const hasNix = toolAvailable("nix");
 
@@ -149,5 +150,49 @@ describe.skipIf(!hasNix)("prepare restores an environment the store lost from th
     expect(rec.output()).toContain(`from file://${cache}; nothing built`);
     expect(rec.progress.map((p) => p.phase)).toContain("restoring");
     expect(prep.plan(req, ws).ready).toBe(true);
+  });
+  it("from a store that is not a file:// directory, a restore checks signatures: unsigned by a trusted key it builds, signed by one it restores", async () => {
+    const standin = track(standinCopy(`restore-sig-${process.pid}-${Date.now()}`));
+    const keys = fresh("keys");
+    execFileSync("nix-store", ["--generate-binary-cache-key", "hotline-restore-1", join(keys, "sec"), join(keys, "pub")]);
+    const publicKey = readFileSync(join(keys, "pub"), "utf8").trim();
+    const cache = fresh("restore-cache");
+    const server = await serveDir(cache);
+    const served = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const settings = {
+        stateDir: fresh("state"),
+        cacheDir: fresh("cachedir"),
+        defaultNixpkgs: `path:${standin}`,
+        system: SYSTEM,
+        daemonVersion: "0.1.0-test",
+      };
+      const push = { push: `file://${cache}`, secretKeyFile: join(keys, "sec"), substituters: [] };
+      const ws = fresh("ws-sig");
+      const req = { workspace: ws, packages: ["hello-a"] };
+      /** Loses the environment and makes its entry name the cache as served over HTTP (a remote cache). */
+      const loseToRemote = (key: string, storePath: string) => {
+        loseFromStore(settings.cacheDir, key, storePath);
+        const metaFile = join(settings.cacheDir, "environments", SYSTEM, key, "meta.json");
+        const meta = JSON.parse(readFileSync(metaFile, "utf8"));
+        writeFileSync(metaFile, JSON.stringify({ ...meta, publication: { ...meta.publication, to: served } }));
+      };
+      const untrusting = new NixPreparer({ ...settings, binaryCache: { ...push, trustedPublicKeys: [] } });
+      const first = await untrusting.run(req, ws, recordingContext().ctx);
+      expect(first.publication).toMatchObject({ published: true, signed: true });
+      loseToRemote(first.environment.cacheKey, first.environment.storePath);
+      const rec = recordingContext();
+      const rebuilt = await untrusting.run(req, ws, rec.ctx);
+      expect(rebuilt.closure.arrived).toBe("built");
+      expect(rec.output()).toMatch(/restoring it from the binary cache failed \(.*lacks a valid signature/);
+
+      loseToRemote(rebuilt.environment.cacheKey, rebuilt.environment.storePath);
+      const trusting = new NixPreparer({ ...settings, binaryCache: { ...push, trustedPublicKeys: [publicKey] } });
+      const restored = await trusting.run(req, ws, recordingContext().ctx);
+      expect(restored.closure.arrived).toBe("restored");
+      expect(restored.restored).toMatchObject({ from: served });
+    } finally {
+      server.close();
+    }
   });
 });

@@ -24,8 +24,9 @@ export function restoreSource(entry: CacheEntry): string | undefined {
  * Phase "restore": an environment the cache records but whose store paths are gone (a new container
  * on a kept home has the image's fresh /nix) is copied back from the binary cache it was published
  * to — the environment's closure and its flake inputs, with `nix copy` — and rooted again; nothing
- * is evaluated or built. Signatures are not checked: the cache is the one this daemon pushed the
- * same paths to (trusted as far as the push was). Throws when the cache lacks them or Nix fails.
+ * is evaluated or built. From a `file://` directory (the daemon's own push target, e.g. in the
+ * home) signatures are not checked; from any other store they must be signed by one of the
+ * configured `trustedPublicKeys`, as a substitute would be. Throws when the cache lacks them or Nix fails.
  */
 export async function restoreEnvironment(
   parts: PrepareParts,
@@ -38,9 +39,15 @@ export async function restoreEnvironment(
   const { settings } = parts;
   const { meta } = entry;
   const inputs = meta.inputs ?? [];
+  const keys = settings.binaryCache?.trustedPublicKeys ?? [];
+  const trust = from.startsWith("file://")
+    ? ["--no-check-sigs"]
+    : keys.length > 0
+      ? ["--option", "extra-trusted-public-keys", keys.join(" ")]
+      : [];
   let copied = 0;
   const res = await runNix(ctx, {
-    args: ["copy", "--no-check-sigs", "--from", from, meta.envStorePath, ...inputs],
+    args: ["copy", ...trust, "--from", from, meta.envStorePath, ...inputs],
     env: settings.nixEnv,
     onEvent: (e) => {
       if (e.action === "start" && e.type === COPY_PATH) copied++;
