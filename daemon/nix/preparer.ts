@@ -8,7 +8,7 @@ import { fingerprintsMatch } from "./fingerprint.js";
 import { WorkspaceProfiles } from "./profile.js";
 import { packagesRecipe, planRecipe, type PrepareRequest, type Recipe } from "./recipe.js";
 import { WorkspaceEnvironments } from "./resolver.js";
-import { workspacePaths, type EnvironmentSpec } from "./spec.js";
+import { readSpec, workspacePaths, type EnvironmentSpec } from "./spec.js";
 import { prepareFlake } from "./prepare/flake.js";
 import { preparePackages } from "./prepare/packages.js";
 import { recordEnvironment, summaryOf } from "./prepare/record.js";
@@ -102,7 +102,9 @@ export class NixPreparer implements PrepareParts {
       const restored = await restoreEnvironment(this, entry, ctx, onLine);
       const found = this.cache.find(entry.meta.system, entry.meta.key);
       if (!found?.valid) return { ready: false, reason: `${entry.meta.envStorePath} is still missing after the copy` };
-      return { ready: true, workspace, environment: recordEnvironment(this, workspace, recipe, found.entry, undefined), restored };
+      // Not a new preparation: the workspace's spec keeps its createdAt.
+      const environment = recordEnvironment(this, workspace, recipe, found.entry, readSpec(workspace));
+      return { ready: true, workspace, environment, restored };
     } catch (err) {
       if (ctx.signal.aborted) throw err;
       return { ready: false, reason: (err as { stderr?: string }).stderr || (err as Error).message };

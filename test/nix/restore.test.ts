@@ -67,6 +67,8 @@ describe.skipIf(!hasNix)("prepare restores an environment the store lost from th
       const listed = (await client.ok("cache.list")).entries.find((e: { cacheKey: string }) => e.cacheKey === cacheKey);
       expect(listed).toMatchObject({ valid: false });
       const jobsBefore = await prepareJobs(client);
+      const spec = () => JSON.parse(readFileSync(join(ws, ".hotline/environment-spec.json"), "utf8")) as { createdAt: string };
+      const createdAt = spec().createdAt;
 
       const again = await client.ok("prepare", { workspace: ws, packages: ["hello-a"] }, 60_000);
       expect(again).toMatchObject({ ready: true, restored: { from: `file://${cache}?compression=zstd` } });
@@ -74,7 +76,8 @@ describe.skipIf(!hasNix)("prepare restores an environment the store lost from th
       expect(again.environment).toMatchObject({ storePath, cacheKey });
       expect(again.restored.paths).toBeGreaterThanOrEqual(lost.length);
       for (const p of lost) expect(existsSync(p), `${p} was not restored`).toBe(true);
-      // No prepare job ran: nothing was evaluated or built.
+      // No prepare job ran: nothing was evaluated or built; the definition is the one it was.
+      expect(spec().createdAt).toBe(createdAt);
       expect(await prepareJobs(client)).toEqual(jobsBefore);
       // Rooted again: a garbage collection keeps it.
       expect(readlinkSync(join(daemon.dirs.cache, "gcroots", SYSTEM, cacheKey))).toBe(storePath);
