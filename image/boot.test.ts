@@ -1,7 +1,7 @@
 // The desktop image built from image/Dockerfile (image/build.sh --offline) and booted with Docker or
 // podman: a named volume for /home/agent, the daemon's port published on loopback. Everything is
 // checked from the host, through the typed client and the CLI, against the running container, then
-// again after the container is recreated on the same volume.
+// again after the container is recreated on the same volume (the home alone: /nix is the image's own).
 //
 // Needs docker or podman that answers (`docker info` / `podman info`), the Debian mirror and the
 // npm registry (the build), mmdebstrap (the local base) and Chromium (the browser pages). Without an
@@ -28,10 +28,11 @@ const CHROMIUM = "/usr/bin/chromium";
 const TAG = process.env.HOTLINE_IMAGE_TAG ?? "localhost/hotline-desktop:test";
 const NAME = `hotline-boot-${process.pid}`;
 const VOLUME = `hotline-boot-home-${process.pid}`;
-// /nix on a volume of its own (filled from the image on first use), so prepared store paths survive a recreate.
-const NIX_VOLUME = `hotline-boot-nix-${process.pid}`;
 const HOME = "/home/agent";
 const WORKSPACE = `${HOME}/workspace/boot`;
+/** The binary cache image/etc/hotline/config.json names (environmentCache.push). */
+const BINARY_CACHE = (JSON.parse(readFileSync(join(IMAGE, "etc/hotline/config.json"), "utf8")) as { environmentCache: { push: string } })
+  .environmentCache.push;
 
 /** The engine that answers here: docker first (what the README shows), then podman. */
 function engineHere(): { engine?: "docker" | "podman"; why: string } {
@@ -106,7 +107,9 @@ describe.skipIf(!ENGINE)(`the desktop image booted (${ENGINE ?? "no engine"})`, 
   let browser: Browser | undefined;
   let context: BrowserContext | undefined;
   /** What the first container did that the recreated one must still show. */
-  const before: { jobs: string[]; outputJob?: string; outputText?: string; historyMarker?: string; token?: string } = { jobs: [] };
+  const before: { jobs: string[]; outputJob?: string; outputText?: string; historyMarker?: string; token?: string; storePath?: string } = {
+    jobs: [],
+  };
 
   const url = () => `ws://127.0.0.1:${port}`;
 
@@ -123,8 +126,6 @@ describe.skipIf(!ENGINE)(`the desktop image booted (${ENGINE ?? "no engine"})`, 
       `127.0.0.1:${port}:7070`,
       "-v",
       `${VOLUME}:${HOME}`,
-      "-v",
-      `${NIX_VOLUME}:/nix`,
       // The stand-in nixpkgs (offline) and a Nix that asks no binary cache: nothing leaves the host.
       "-v",
       `${STANDIN}:/opt/standin:ro`,
@@ -187,7 +188,7 @@ describe.skipIf(!ENGINE)(`the desktop image booted (${ENGINE ?? "no engine"})`, 
     times.build = Date.now() - started;
     if (code !== 0) throw new Error(`image/build.sh failed (${code}); the end of ${log}:\n${readFileSync(log, "utf8").slice(-4000)}`);
     spawnSync(ENGINE!, ["rm", "-f", NAME], { encoding: "utf8" });
-    spawnSync(ENGINE!, ["volume", "rm", "-f", VOLUME, NIX_VOLUME], { encoding: "utf8" });
+    spawnSync(ENGINE!, ["volume", "rm", "-f", VOLUME], { encoding: "utf8" });
     engine(["volume", "create", VOLUME]);
     await boot();
   }, 3_600_000);
@@ -197,7 +198,7 @@ describe.skipIf(!ENGINE)(`the desktop image booted (${ENGINE ?? "no engine"})`, 
     await browser?.close().catch(() => undefined);
     server?.close();
     await removeContainer();
-    spawnSync(ENGINE!, ["volume", "rm", "-f", VOLUME, NIX_VOLUME], { encoding: "utf8", timeout: 60_000 });
+    spawnSync(ENGINE!, ["volume", "rm", "-f", VOLUME], { encoding: "utf8", timeout: 60_000 });
     rmSync(scratch, { recursive: true, force: true });
     console.info(`[image] times (ms): ${JSON.stringify(times)}`);
   }, 120_000);
@@ -301,6 +302,9 @@ describe.skipIf(!ENGINE)(`the desktop image booted (${ENGINE ?? "no engine"})`, 
       const done = await client.request("jobs.wait", { job: reply.job.id, timeoutMs: 300_000 });
       const log = await client.request("jobs.output", { job: reply.job.id });
       expect(done.job.state, `${JSON.stringify(done.job.error)} ${JSON.stringify(log)}`).toBe("succeeded");
+      // The image's config pushes every prepared closure to a binary cache in the home: what a recreate restores from.
+      expect(done.job.result).toMatchObject({ closure: { arrived: "built" }, publication: { published: true, to: BINARY_CACHE } });
+      before.storePath = (done.job.result as { environment: { storePath: string } }).environment.storePath;
     }
     expect(await sh("hello-a", { cwd: WORKSPACE })).toBe("hello-a from standin 1\n");
   });
@@ -454,18 +458,28 @@ describe.skipIf(!ENGINE)(`the desktop image booted (${ENGINE ?? "no engine"})`, 
     expect(existsSync(join(volumeDir, ".config/hotline/chromium"))).toBe(true);
   });
 
-  it("after a recreate on the same volume: the same token, a prepared workspace ready with no build, the jobs, their output, the history and the browser profile", async () => {
+  it("after a recreate on the same home volume (a fresh /nix from the image): the same token, a prepared workspace ready with no build, the jobs, their output, the history and the browser profile", async () => {
     const listed = await client.request("jobs.list", { limit: 1000 });
     before.jobs = listed.jobs.map((j) => j.id);
     before.token = readFileSync(tokenFile, "utf8");
+    expect(before.storePath).toMatch(/^\/nix\/store\/.*-env$/);
     await removeContainer();
     await boot();
     expect(readFileSync(tokenFile, "utf8")).toBe(before.token);
 
+    // The store paths went with the old container's /nix; prepare copies them back from the home's binary cache.
+    expect(await sh(`test -e ${before.storePath} && echo kept || echo gone`)).toBe("gone\n");
+    const restoreStarted = Date.now();
     const reply = await client.request("prepare", { workspace: WORKSPACE, packages: ["hello-a"] });
-    expect(reply.ready).toBe(true);
-    const after = (await client.request("jobs.list", { limit: 1000 })).jobs.map((j) => j.id);
-    for (const id of before.jobs) expect(after).toContain(id);
+    times.restore = Date.now() - restoreStarted;
+    expect(reply, JSON.stringify(reply)).toMatchObject({ ready: true, restored: { from: BINARY_CACHE } });
+    expect(reply.job).toBeUndefined();
+    expect(reply.restored!.paths).toBeGreaterThan(0);
+    const after = (await client.request("jobs.list", { limit: 1000 })).jobs;
+    // No prepare job ran since the recreate: nothing was evaluated or built.
+    expect(after.filter((j) => j.kind === "prepare" && !before.jobs.includes(j.id))).toEqual([]);
+    for (const id of before.jobs) expect(after.map((j) => j.id)).toContain(id);
+    expect(await sh("hello-a", { cwd: WORKSPACE })).toBe("hello-a from standin 1\n");
     const output = await client.request("jobs.output", { job: before.outputJob! });
     expect(JSON.stringify(output)).toContain("kept-output-42");
     expect(readFileSync(join(volumeDir, ".bash_history"), "utf8")).toContain(before.historyMarker!);
@@ -473,15 +487,16 @@ describe.skipIf(!ENGINE)(`the desktop image booted (${ENGINE ?? "no engine"})`, 
     expect(await sh("id -un")).toBe("agent\n");
   });
 
-  it("with the home alone kept (a fresh /nix from the image), prepare of the workspace builds again from its definitions and the job sees the environment", async () => {
+  it("with the binary cache gone from the home too, prepare of the workspace after a recreate builds again from its definitions and the job sees the environment", async () => {
+    await sh(`rm -rf ${new URL(BINARY_CACHE).pathname}`);
     await removeContainer();
-    engine(["volume", "rm", "-f", NIX_VOLUME]);
     await boot();
     const reply = await client.request("prepare", { workspace: WORKSPACE, packages: ["hello-a"] });
     expect(reply.ready).toBe(false);
     if (!reply.ready && reply.job) {
       const done = await client.request("jobs.wait", { job: reply.job.id, timeoutMs: 300_000 });
       expect(done.job.state, JSON.stringify(done.job.error)).toBe("succeeded");
+      expect(done.job.result).toMatchObject({ closure: { arrived: "built" } });
     }
     expect(await sh("hello-a", { cwd: WORKSPACE })).toBe("hello-a from standin 1\n");
   });
@@ -491,7 +506,7 @@ describe.skipIf(!ENGINE)(`the desktop image booted (${ENGINE ?? "no engine"})`, 
     await sleep(5_000);
     const stats = spawnSync(ENGINE!, ["stats", "--no-stream", "--format", "{{.MemUsage}}", NAME], { encoding: "utf8", timeout: 60_000 });
     console.info(
-      `[image] size ${(size / 1e6).toFixed(0)} MB; build ${times.build} ms; run to state.info ${times.boot} ms (recreate ${times.reboot} ms); idle memory ${stats.stdout.trim() || stats.stderr.trim()}`,
+      `[image] size ${(size / 1e6).toFixed(0)} MB; build ${times.build} ms; run to state.info ${times.boot} ms (recreate ${times.reboot} ms); prepare restoring after the recreate ${times.restore} ms; idle memory ${stats.stdout.trim() || stats.stderr.trim()}`,
     );
     expect(size).toBeGreaterThan(0);
   });

@@ -307,7 +307,7 @@ describe("supervisord service", () => {
 });
 
 describe("daemon system config", () => {
-  it("is accepted by the daemon's own loader and sets the image's port, host and workspace", () => {
+  it("is accepted by the daemon's own loader and sets the image's port, host, workspace and the binary cache in the home", () => {
     const config = loadConfig({}, { HOTLINE_SYSTEM_CONFIG_DIR: join(ETC, "hotline"), HOME: join(scratch, "cfg-home") });
     expect(config).toMatchObject({
       port: 7070,
@@ -316,6 +316,8 @@ describe("daemon system config", () => {
       idleExitMinutes: 0,
       allowedOrigins: [],
     });
+    // Under the home, so it survives a recreate with the home alone on a volume (prepare restores from it).
+    expect(config.environmentCache.push).toMatch(/^file:\/\/\/home\/agent\/\.cache\/hotline\/[^?]+\?compression=zstd$/);
   });
 
   it("the port it names is the one the Dockerfile exposes", () => {

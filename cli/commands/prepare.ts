@@ -29,13 +29,19 @@ const prepare: Command = async ({ client, args, flags, json, tty }) => {
   if (typeof flags.flake === "string") params.flake = flags.flake;
   if (args.length > 0) params.packages = args;
   if (flags["update-lock"] === true) params.updateLock = true;
-  const reply = await client.request<{ ready: boolean; environment?: Record<string, unknown>; job?: JobStatus }>("prepare", params);
+  const reply = await client.request<{
+    ready: boolean;
+    environment?: Record<string, unknown>;
+    restored?: { from: string; paths: number };
+    job?: JobStatus;
+  }>("prepare", params);
   if (reply.ready) {
     printResult(
       reply,
       json,
       (reply) =>
-        `ready: ${String(reply.environment?.workspace)} (${(reply.environment?.variables as string[] | undefined)?.length ?? 0} variables, cache ${String(reply.environment?.cacheKey).slice(0, 12)})`,
+        `ready: ${String(reply.environment?.workspace)} (${(reply.environment?.variables as string[] | undefined)?.length ?? 0} variables, cache ${String(reply.environment?.cacheKey).slice(0, 12)})` +
+        (reply.restored ? `; restored ${reply.restored.paths} store path(s) from ${reply.restored.from}, nothing built` : ""),
     );
     return 0;
   }

@@ -11,9 +11,9 @@ export type BinaryCacheSettings = EnvironmentCacheConfig;
 /** What a prepare job says about its push: where, whether it worked, and why not (`paths`: store paths offered). */
 export type Publication = Static<typeof PublicationSchema>;
 
-/** How the environment's closure reached this machine's store during one preparation. */
+/** How the environment's closure reached this machine's store during one preparation (`restored`: copied back from the binary cache it was pushed to). */
 export interface ClosureArrival {
-  arrived: "built" | "substituted" | "cached";
+  arrived: "built" | "substituted" | "cached" | "restored";
   built: number;
   substituted: number;
 }

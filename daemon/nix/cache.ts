@@ -51,10 +51,23 @@ export class EnvironmentCache {
    * (a vanished store path is a miss). Costs a few stats and two small reads, never a Nix process.
    */
   lookup(system: string, key: string): CacheEntry | undefined {
+    const found = this.find(system, key);
+    return found?.valid ? found.entry : undefined;
+  }
+
+  /**
+   * A complete entry with its environment, and whether its `-env` store path still exists (`valid`
+   * false: the store lost it, e.g. a fresh /nix under a kept home; a restore can bring it back).
+   */
+  find(system: string, key: string): { entry: CacheEntry; valid: boolean } | undefined {
     const entry = this.readMeta(system, key);
-    if (!entry || !existsSync(entry.meta.envStorePath)) return undefined;
+    if (!entry) return undefined;
+    const valid = existsSync(entry.meta.envStorePath);
     try {
-      return { ...entry, environment: JSON.parse(readFileSync(join(entry.dir, "env.json"), "utf8")) as PreparedEnvironment };
+      return {
+        entry: { ...entry, environment: JSON.parse(readFileSync(join(entry.dir, "env.json"), "utf8")) as PreparedEnvironment },
+        valid,
+      };
     } catch {
       return undefined;
     }

@@ -46,7 +46,7 @@ export async function flakeInputPaths(
  * but only once the new one is complete: a failing nix-store leaves the old roots in place.
  */
 export async function rootFlakeInputs(
-  ctx: RunContext,
+  ctx: Pick<RunContext, "signal">,
   root: string,
   paths: readonly string[],
   env: NodeJS.ProcessEnv | undefined,

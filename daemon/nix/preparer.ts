@@ -8,18 +8,27 @@ import { fingerprintsMatch } from "./fingerprint.js";
 import { WorkspaceProfiles } from "./profile.js";
 import { packagesRecipe, planRecipe, type PrepareRequest, type Recipe } from "./recipe.js";
 import { WorkspaceEnvironments } from "./resolver.js";
-import { workspacePaths, type EnvironmentSpec } from "./spec.js";
+import { readSpec, workspacePaths, type EnvironmentSpec } from "./spec.js";
 import { prepareFlake } from "./prepare/flake.js";
 import { preparePackages } from "./prepare/packages.js";
 import { recordEnvironment, summaryOf } from "./prepare/record.js";
+import { restoreEnvironment, restoreSource, type Restoration } from "./prepare/restore.js";
 import type { EnvironmentSummary, NixSettings, PrepareOutcome, PrepareParts } from "./prepare/types.js";
 
 export type { EnvironmentSummary, NixSettings, PrepareOutcome } from "./prepare/types.js";
 
-/** The answer before any Nix process: ready from the cache, or a recipe a job must prepare. */
+/**
+ * The answer before any Nix process: ready from the cache, or a recipe a job must prepare —
+ * `restorable` when the cache records it but the store lost its paths and a binary cache has them.
+ */
 export type PreparePlan =
   | { ready: true; workspace: string; environment: EnvironmentSummary }
-  | { ready: false; workspace: string; recipe: Recipe };
+  | { ready: false; workspace: string; recipe: Recipe; restorable?: CacheEntry };
+
+/** A restore that brought the workspace's environment back (`restored`), or why it could not (a build follows). */
+export type RestoreOutcome =
+  | { ready: true; workspace: string; environment: EnvironmentSummary; restored?: Restoration }
+  | { ready: false; reason: string };
 
 /**
  * Prepares workspace environments: plans against the cache without Nix (resolve the recipe), and
@@ -45,21 +54,61 @@ export class NixPreparer implements PrepareParts {
     // While a prepare of this workspace runs, its files are the job's: answer through a job.
     const hit = opts.adopt === false ? undefined : this.cachedEntry(workspace, recipe, spec);
     if (!hit) return { ready: false, workspace, recipe };
-    return { ready: true, workspace, environment: recordEnvironment(this, workspace, recipe, hit, spec) };
+    if (!hit.valid) return { ready: false, workspace, recipe, ...(restoreSource(hit.entry) ? { restorable: hit.entry } : {}) };
+    return { ready: true, workspace, environment: recordEnvironment(this, workspace, recipe, hit.entry, spec) };
   }
 
-  private cachedEntry(workspace: string, recipe: Recipe, spec: EnvironmentSpec | undefined): CacheEntry | undefined {
+  /** The entry the workspace's definitions name, and whether its store path is still there. */
+  private cachedEntry(
+    workspace: string,
+    recipe: Recipe,
+    spec: EnvironmentSpec | undefined,
+  ): { entry: CacheEntry; valid: boolean } | undefined {
     const system = this.settings.system;
     if (recipe.kind === "packages") {
       if (!recipe.pin.narHash) return undefined;
-      const entry = this.cache.lookup(system, cacheKey(packagesRecipe(recipe.packages, recipe.pin), system));
+      const found = this.cache.find(system, cacheKey(packagesRecipe(recipe.packages, recipe.pin), system));
       const paths = workspacePaths(workspace);
       // The generated files must exist (same pin, so the lock stays valid) before a hit can be adopted.
-      return entry && existsSync(paths.lock) && spec?.packages !== undefined ? entry : undefined;
+      return found && existsSync(paths.lock) && spec?.packages !== undefined ? found : undefined;
     }
     if (spec?.flake !== recipe.ref || !spec.cacheKey) return undefined;
-    const entry = this.cache.lookup(system, spec.cacheKey);
-    return entry?.meta.files && fingerprintsMatch(entry.meta.files) ? entry : undefined;
+    const found = this.cache.find(system, spec.cacheKey);
+    return found?.entry.meta.files && fingerprintsMatch(found.entry.meta.files) ? found : undefined;
+  }
+
+  /**
+   * Brings back a `restorable` plan's store paths from the binary cache, serialized with the
+   * workspace's prepares (one that finished meanwhile may have made it ready: then nothing is copied),
+   * and answers ready; or says why not, and a prepare job builds it from the definitions.
+   */
+  restore(req: PrepareRequest, workspace: string, signal: AbortSignal): Promise<RestoreOutcome> {
+    return this.mutex.run(workspace, async () => {
+      const plan = this.plan(req, workspace);
+      if (plan.ready) return plan;
+      if (!plan.restorable) return { ready: false, reason: "the binary cache does not record it" };
+      return this.restorePlan(workspace, plan.recipe, plan.restorable, { signal });
+    });
+  }
+
+  private async restorePlan(
+    workspace: string,
+    recipe: Recipe,
+    entry: CacheEntry,
+    ctx: Pick<RunContext, "signal">,
+    onLine?: (line: string) => void,
+  ): Promise<RestoreOutcome> {
+    try {
+      const restored = await restoreEnvironment(this, entry, ctx, onLine);
+      const found = this.cache.find(entry.meta.system, entry.meta.key);
+      if (!found?.valid) return { ready: false, reason: `${entry.meta.envStorePath} is still missing after the copy` };
+      // Not a new preparation: the workspace's spec keeps its createdAt.
+      const environment = recordEnvironment(this, workspace, recipe, found.entry, readSpec(workspace));
+      return { ready: true, workspace, environment, restored };
+    } catch (err) {
+      if (ctx.signal.aborted) throw err;
+      return { ready: false, reason: (err as { stderr?: string }).stderr || (err as Error).message };
+    }
   }
 
   /** Whether any prepare is running or waiting (pruning waits for none: it refuses). */
@@ -95,7 +144,7 @@ export class NixPreparer implements PrepareParts {
    * The job body. Serialized per workspace; re-plans under the lock (an earlier prepare may have
    * made it ready). On failure nothing of the previous environment changes, and the error says so.
    */
-  run(req: PrepareRequest, workspace: string, ctx: RunContext): Promise<PrepareOutcome> {
+  run(req: PrepareRequest, workspace: string, ctx: RunContext, opts: { restoreFailed?: string } = {}): Promise<PrepareOutcome> {
     if (this.mutex.busy(workspace)) ctx.output("stderr", "waiting for another prepare of this workspace to finish\n");
     return this.mutex.run(workspace, async () => {
       const plan = this.plan(req, workspace);
@@ -103,6 +152,25 @@ export class NixPreparer implements PrepareParts {
         ctx.output("stderr", "environment already prepared; nothing to do\n");
         return { environment: plan.environment, closure: arrivalOf(0, 0) };
       }
+      if (plan.restorable && opts.restoreFailed === undefined) {
+        // Asked while another prepare ran (the request could not restore it itself): restore here.
+        ctx.progress({ phase: "restoring", message: `copying the environment back from ${restoreSource(plan.restorable)}` });
+        const out = await this.restorePlan(workspace, plan.recipe, plan.restorable, ctx, (l) => ctx.output("stderr", `${l}\n`));
+        if (out.ready) {
+          ctx.output("stderr", `restored ${out.restored?.paths ?? 0} store path(s) from ${out.restored?.from}; nothing built\n`);
+          return {
+            environment: out.environment,
+            closure: { arrived: "restored", built: 0, substituted: 0 },
+            ...(out.restored ? { restored: out.restored } : {}),
+          };
+        }
+        opts = { restoreFailed: out.reason };
+      }
+      if (opts.restoreFailed !== undefined)
+        ctx.output(
+          "stderr",
+          `the store lost this environment and restoring it from the binary cache failed (${opts.restoreFailed}); preparing it again\n`,
+        );
       try {
         return plan.recipe.kind === "packages"
           ? await preparePackages(this, workspace, plan.recipe, ctx)

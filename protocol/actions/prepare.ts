@@ -24,6 +24,15 @@ export const EnvironmentSummary = Type.Object({
   preparedAt: Type.String(),
 });
 
+/** A ready answer's store paths copied back from the binary cache they were pushed to, nothing built. */
+export const Restoration = Type.Object(
+  {
+    from: Type.String({ description: "the binary cache (environmentCache.push when it was prepared)" }),
+    paths: Type.Integer({ minimum: 0, description: "store paths copied back" }),
+  },
+  { description: "set when the store had lost the environment's paths and they were restored from the binary cache instead of built" },
+);
+
 export const prepare = defineAction({
   name: "prepare",
   scope: "manage",
@@ -49,6 +58,7 @@ export const prepare = defineAction({
   result: Type.Object({
     ready: Type.Boolean(),
     environment: Type.Optional(EnvironmentSummary),
+    restored: Type.Optional(Restoration),
     job: Type.Optional(JobStatus),
   }),
 });

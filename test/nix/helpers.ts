@@ -1,7 +1,8 @@
 import { execFileSync, type ExecFileSyncOptions } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, createReadStream, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, normalize, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import pino from "pino";
 import type { ProgressUpdate, RunContext } from "../../daemon/runners/context.js";
@@ -49,6 +50,34 @@ export function recordingContext() {
     progress: (u) => progress.push(u),
   };
   return { ctx, controller, progress, output: () => chunks.join("") };
+}
+
+/** Temp directories a test file makes (`fresh`) or adopts (`track`), all removed by `cleanup` (call it in afterAll). */
+export function scratchDirs() {
+  const dirs: string[] = [];
+  const track = (dir: string) => {
+    dirs.push(dir);
+    return dir;
+  };
+  return { fresh: (prefix: string) => track(tempDir(prefix)), track, cleanup: () => cleanup(...dirs) };
+}
+
+export /** Serves a directory over HTTP on 127.0.0.1 (a binary cache written by `nix copy --to file://`). */
+function serveDir(root: string): Promise<Server> {
+  const server = createServer((req, res) => {
+    const path = normalize(join(root, decodeURIComponent(new URL(req.url ?? "/", "http://x").pathname)));
+    if (!path.startsWith(root)) return void res.writeHead(403).end();
+    try {
+      const st = statSync(path);
+      if (!st.isFile()) throw new Error("not a file");
+      res.writeHead(200, { "content-length": st.size });
+      if (req.method === "HEAD") return void res.end();
+      createReadStream(path).pipe(res);
+    } catch {
+      res.writeHead(404).end();
+    }
+  });
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
 }
 
 export function cleanup(...dirs: string[]): void {

@@ -1,31 +1,13 @@
-import { createReadStream, statSync } from "node:fs";
-import { createServer, type Server } from "node:http";
+import { statSync } from "node:fs";
+import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { join, normalize } from "node:path";
+import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { NixPreparer } from "../../daemon/nix/preparer.js";
 import { toolAvailable } from "../helpers/tools.js";
-import { cleanup, nixCli, recordingContext, standinCopy, SYSTEM, tempDir } from "./helpers.js";
+import { cleanup, nixCli, recordingContext, serveDir, standinCopy, SYSTEM, tempDir } from "./helpers.js";
 
 const hasNix = toolAvailable("nix");
-
-/** Serves a directory over HTTP on 127.0.0.1 (a binary cache written by `nix copy --to file://`). */
-function serveDir(root: string): Promise<Server> {
-  const server = createServer((req, res) => {
-    const path = normalize(join(root, decodeURIComponent(new URL(req.url ?? "/", "http://x").pathname)));
-    if (!path.startsWith(root)) return void res.writeHead(403).end();
-    try {
-      const st = statSync(path);
-      if (!st.isFile()) throw new Error("not a file");
-      res.writeHead(200, { "content-length": st.size });
-      if (req.method === "HEAD") return void res.end();
-      createReadStream(path).pipe(res);
-    } catch {
-      res.writeHead(404).end();
-    }
-  });
-  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
-}
 
 describe.skipIf(!hasNix)("substitution from a local HTTP binary cache", () => {
   const dirs: string[] = [];

@@ -706,12 +706,20 @@ class PrepareResultEnvironment(_PrepareResultEnvironmentRequired, total=False):
     nixpkgs: StateCatalogResultNixpkgs
 
 
+_PrepareResultRestoredRequired = TypedDict("_PrepareResultRestoredRequired", {"from": str, "paths": int})
+
+
+class PrepareResultRestored(_PrepareResultRestoredRequired):
+    """set when the store had lost the environment's paths and they were restored from the binary cache instead of built"""
+
+
 class _PrepareResultRequired(TypedDict):
     ready: bool
 
 
 class PrepareResult(_PrepareResultRequired, total=False):
     environment: PrepareResultEnvironment
+    restored: PrepareResultRestored
     job: JobStatus
 
 

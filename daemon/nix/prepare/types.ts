@@ -1,6 +1,7 @@
 import type { Static } from "@sinclair/typebox";
 import type { EnvironmentSummary as EnvironmentSummarySchema } from "../../../protocol/actions/prepare.js";
 import type { BinaryCacheSettings, ClosureArrival, Publication } from "../binary-cache.js";
+import type { Restoration } from "./restore.js";
 import type { EnvironmentCache } from "../cache.js";
 import type { WorkspaceProfiles } from "../profile.js";
 import type { WorkspaceEnvironments } from "../resolver.js";
@@ -29,6 +30,8 @@ export interface PrepareOutcome {
   environment: EnvironmentSummary;
   closure: ClosureArrival;
   publication?: Publication;
+  /** Set when the store paths were copied back from the binary cache instead of built. */
+  restored?: Restoration;
 }
 
 /** The long-lived parts every phase of a preparation works with (NixPreparer's own). */
