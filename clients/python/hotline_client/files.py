@@ -43,8 +43,8 @@ class Files:
     async def read(self, path: str) -> FileContent:
         """The whole file, in slices whose bytes come raw in binary frames."""
         connection = await self._client._main()
-        arrived: dict[int, bytes] = {}
-        waiting: dict[int, asyncio.Future[bytes]] = {}
+        arrived: dict[int, memoryview] = {}
+        waiting: dict[int, asyncio.Future[memoryview]] = {}
 
         def on_event(frame: dict[str, Any]) -> None:
             if frame.get("event") != "files.data":
@@ -57,7 +57,7 @@ class Files:
                 arrived[offset] = frame["bytes"]
 
         off = connection.on_event(on_event)
-        pieces: list[bytes] = []
+        pieces: list[memoryview] = []
         offset = 0
         try:
             while True:
@@ -67,10 +67,10 @@ class Files:
                     if start in arrived:
                         data = arrived.pop(start)
                     else:
-                        future: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
+                        future: asyncio.Future[memoryview] = asyncio.get_running_loop().create_future()
                         waiting[start] = future
 
-                        def dropped(reason: str, future: asyncio.Future[bytes] = future) -> None:
+                        def dropped(reason: str, future: asyncio.Future[memoryview] = future) -> None:
                             if not future.done():
                                 future.set_exception(HotlineError("unavailable", f"the connection closed ({reason}) while reading {path}"))
 
@@ -78,7 +78,7 @@ class Files:
                         data = await future
                         forget()
                 else:
-                    data = base64.b64decode(reply["data"]) if reply["encoding"] == "base64" else reply["data"].encode("utf-8")
+                    data = memoryview(base64.b64decode(reply["data"]) if reply["encoding"] == "base64" else reply["data"].encode("utf-8"))
                 pieces.append(data)
                 if reply["eof"]:
                     return FileContent(b"".join(pieces), reply["size"], reply["mtime"], reply.get("sha256"))

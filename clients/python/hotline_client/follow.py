@@ -174,7 +174,7 @@ class FollowStream:
             return
         kind = frame.get("event")
         if kind == "job.output":
-            data: bytes = frame["bytes"]
+            data: memoryview = frame["bytes"]
             offset: int = frame["offset"]
             end = offset + len(data)
             if end <= self._cursor:

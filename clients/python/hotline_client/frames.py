@@ -1,5 +1,8 @@
 """One WebSocket message → a reply or an event; binary frames (jobs.follow and files.read with
-`binary: true`) are a 4-byte big-endian header length, the JSON header, then the raw bytes."""
+`binary: true`) are a 4-byte big-endian header length, the JSON header, then the raw bytes. An
+event's `bytes` is a memoryview: of the frame itself for a binary frame (slicing a `bytes` past its
+header would copy each 1 MiB frame once more; as with the Node client's Buffer, the view is the
+frame's bytes), of the decoded data for a JSON one."""
 
 from __future__ import annotations
 
@@ -12,13 +15,15 @@ from .protocol import JobExitEvent, JobProgressEvent, JobStateEvent
 
 
 class OutputChunk(TypedDict):
-    """A `job.output` event with its bytes decoded (from a binary frame, or a text frame's data + encoding)."""
+    """A `job.output` event with its bytes decoded (from a binary frame, or a text frame's data + encoding).
+    `bytes` is a read-only memoryview (no copy of the frame): write or hash it as it is, `bytes(...)`
+    or `.tobytes()` for a `bytes`, `str(event["bytes"], "utf-8")` for text."""
 
     event: Literal["job.output"]
     job: str
     stream: Literal["stdout", "stderr", "pty"]
     offset: int
-    bytes: bytes
+    bytes: memoryview
 
 
 class FileData(TypedDict):
@@ -27,7 +32,7 @@ class FileData(TypedDict):
     event: Literal["files.data"]
     path: str
     offset: int
-    bytes: bytes
+    bytes: memoryview
 
 
 FollowEvent = Union[OutputChunk, JobProgressEvent, JobStateEvent, JobExitEvent]
@@ -47,7 +52,7 @@ def parse_binary(data: bytes) -> dict[str, Any]:
     header = json.loads(data[4 : 4 + length])
     if not isinstance(header, dict):
         raise _malformed("a binary header that is not an object")
-    header["bytes"] = data[4 + length :]
+    header["bytes"] = memoryview(data)[4 + length :]
     return header
 
 
@@ -58,7 +63,7 @@ def parse_text(text: str) -> dict[str, Any]:
     if frame.get("event") == "job.output":
         data = frame.pop("data")
         encoding = frame.pop("encoding")
-        frame["bytes"] = base64.b64decode(data) if encoding == "base64" else data.encode("utf-8")
+        frame["bytes"] = memoryview(base64.b64decode(data) if encoding == "base64" else data.encode("utf-8"))
     elif "event" not in frame and frame.get("ok") not in (True, False):
         raise _malformed("a text frame with neither `event` nor `ok`")
     return frame

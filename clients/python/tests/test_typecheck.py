@@ -35,3 +35,4 @@ def test_a_wrong_param_type_is_reported() -> None:
     assert 'No overload variant of "request"' in result.stdout
     assert 'Argument "wait" to "shell" of "HotlineClient" has incompatible type "str"' in result.stdout
     assert 'TypedDict "JobStatus" has no key "nosuchfield"' in result.stdout
+    assert '"memoryview" has no attribute "decode"' in result.stdout

@@ -11,3 +11,6 @@ async def wrong(client: HotlineClient) -> None:
     await client.shell("make", wait="30s")  # error: wait is an int
     status = await client.request("jobs.wait", {"job": "j123456", "timeoutMs": 10})
     status["job"]["nosuchfield"]  # error: not a JobStatus key
+    async for event in client.job("j123456").follow():
+        if event["event"] == "job.output":
+            event["bytes"].decode()  # error: a memoryview of the frame (str(view, "utf-8") decodes it)
