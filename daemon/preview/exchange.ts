@@ -172,7 +172,7 @@ export class Exchange implements UpstreamUser {
 
   private readonly onClientDrain = (): void => {
     this.draining = false;
-    this.up?.socket.resume();
+    this.up?.resume();
   };
 
   quiet(quietMs: number): void {
@@ -193,14 +193,17 @@ export class Exchange implements UpstreamUser {
     this.fail("the connection closed");
   }
 
+  /** A read of the app's socket: in its reused buffer, so what is kept past this call is copied. */
   data(chunk: Buffer): void {
-    countShortLived(chunk);
+    const up = this.up!;
     try {
-      if (this.responseEnd) return this.forwardBody(chunk, 0);
-      this.readHead(chunk);
+      if (this.responseEnd) this.forwardBody(chunk, 0);
+      else this.readHead(chunk);
     } catch (err) {
       this.fail(err instanceof HeadError ? err.message : String(err));
     }
+    // A write still queued holds the chunk's bytes: the socket's next read needs a new buffer.
+    if (this.owner.client.writableLength > 0) up.retained = true;
   }
 
   private readHead(chunk: Buffer): void {
@@ -245,7 +248,7 @@ export class Exchange implements UpstreamUser {
     const client = this.owner.client;
     if (last > from && !client.write(from === 0 && last === chunk.length ? chunk : chunk.subarray(from, last)) && !this.draining) {
       this.draining = true;
-      this.up?.socket.pause();
+      this.up?.pause();
       client.once("drain", this.onClientDrain);
     }
     if (end < 0) return;

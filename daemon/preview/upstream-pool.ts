@@ -1,4 +1,8 @@
 import { connect, type Socket } from "node:net";
+import { noteShortLivedBytes } from "../util/young-gc.js";
+
+/** What one read of an app's socket takes at most. */
+const READ_BUFFER_BYTES = 64 * 1024;
 
 /**
  * An idle keep-alive socket to an app is closed after this (before the app's own timeout, Node's
@@ -23,22 +27,35 @@ export interface UpstreamUser {
  * asked for, and the socket cannot be trusted again.
  */
 export class UpstreamSocket {
+  readonly socket: Socket;
   user: UpstreamUser | undefined;
+  /**
+   * The user wrote the last chunk on, and the write is still queued (it holds the bytes): the next
+   * read goes to a new buffer. Otherwise every read of the socket reuses one buffer.
+   */
+  retained = false;
+  private buffer = Buffer.allocUnsafeSlow(READ_BUFFER_BYTES);
   /** It has carried a request before (then a failure before any answer may be retried). */
   reused = false;
   /** FREE_SOCKET_MS periods without a byte in either direction, since the last byte read or written. */
   quietTicks = 0;
 
   constructor(
-    readonly socket: Socket,
+    address: string,
+    port: number,
     private readonly dropIdle: (up: UpstreamSocket) => void,
   ) {
-    socket.setTimeout(FREE_SOCKET_MS);
-    socket.on("data", (chunk: Buffer) => {
-      this.quietTicks = 0;
-      if (this.user) this.user.data(chunk);
-      else this.dropIdle(this);
+    // Reads land in the socket's own buffer, handed to the user to write on at once (no buffer
+    // allocated per read, none for the collector to find): the user copies what it keeps.
+    const socket = connect({
+      host: address,
+      port,
+      noDelay: true,
+      onread: { buffer: () => this.nextBuffer(), callback: (bytes, buffer) => this.read(buffer.subarray(0, bytes) as Buffer) },
     });
+    this.socket = socket;
+    socket.setTimeout(FREE_SOCKET_MS);
+    socket.resume(); // so the end of the stream is emitted, though no data event is
     socket.on("end", () => (this.user ? this.user.end() : this.dropIdle(this)));
     socket.on("close", () => (this.user ? this.user.close() : this.dropIdle(this)));
     // Every failure also closes the socket; a user hears of it first.
@@ -50,6 +67,38 @@ export class UpstreamSocket {
       socket.setTimeout(FREE_SOCKET_MS);
       this.user.quiet(++this.quietTicks * FREE_SOCKET_MS);
     });
+  }
+
+  private read(chunk: Buffer): boolean {
+    this.quietTicks = 0;
+    if (!this.user) {
+      this.dropIdle(this);
+      return false;
+    }
+    this.user.data(chunk);
+    return !this.paused;
+  }
+
+  /** Set by pause/resume: a read callback returning false stops reading until resume. */
+  private paused = false;
+
+  pause(): void {
+    this.paused = true;
+    this.socket.pause();
+  }
+
+  resume(): void {
+    this.paused = false;
+    this.socket.resume();
+  }
+
+  private nextBuffer(): Buffer {
+    if (this.retained) {
+      this.retained = false;
+      this.buffer = Buffer.allocUnsafeSlow(READ_BUFFER_BYTES);
+      noteShortLivedBytes(READ_BUFFER_BYTES);
+    }
+    return this.buffer;
   }
 }
 
@@ -110,7 +159,7 @@ export class UpstreamPool {
 
   private open(pool: Pool, address: string, port: number): UpstreamSocket {
     pool.total++;
-    const up = new UpstreamSocket(connect({ host: address, port, noDelay: true }), (idle) => this.drop(pool, idle));
+    const up = new UpstreamSocket(address, port, (idle) => this.drop(pool, idle));
     up.socket.once("close", () => {
       pool.total--;
       const waiter = pool.waiting.shift();
@@ -131,7 +180,7 @@ export class UpstreamPool {
     up.user = undefined;
     const pool = this.pools.get(`${address}:${port}`);
     if (!pool || up.socket.destroyed) return void up.socket.destroy();
-    up.socket.resume();
+    up.resume();
     const waiter = pool.waiting.shift();
     if (waiter) {
       up.reused = true;

@@ -48,6 +48,22 @@ describe("preview proxy on the wire (raw HTTP/1.1)", () => {
       req.on("end", () => {
         if (url.pathname === "/204") return void res.writeHead(204).end();
         if (url.pathname === "/304") return void res.writeHead(304, { ETag: '"x"' }).end();
+        if (url.pathname === "/pattern") {
+          // 16 MiB of distinct bytes in small pieces, each on a turn of its own, so the proxy reads
+          // them as small chunks: a queued write of one then does not stop its reading.
+          const size = 16 * 1024 * 1024;
+          res.writeHead(200, { "Content-Length": size });
+          let sent = 0;
+          const more = (): void => {
+            if (sent >= size) return void res.end();
+            const piece = Buffer.alloc(8192);
+            for (let i = 0; i < piece.length; i += 4) piece.writeUInt32LE((sent + i) >>> 2, i);
+            sent += piece.length;
+            if (res.write(piece)) setImmediate(more);
+            else res.once("drain", more);
+          };
+          return more();
+        }
         if (url.pathname === "/chunked") {
           res.writeHead(200, { "Content-Type": "text/plain" });
           res.write("one,");
@@ -107,6 +123,28 @@ describe("preview proxy on the wire (raw HTTP/1.1)", () => {
     expect(bodies[7]).toMatch(/Connection: close\r\n[^]*GET \/last $/);
     // The app's requests shared keep-alive sockets.
     expect(appSockets).toBeLessThan(8);
+  });
+
+  it("a download to a client that reads slowly arrives byte-exact (the proxy's reused read buffer is never overwritten under a queued write)", async () => {
+    const body = await new Promise<Buffer>((resolve, reject) => {
+      const socket = connect(daemonPort, "127.0.0.1");
+      const chunks: Buffer[] = [];
+      let reads = 0;
+      socket.on("data", (c: Buffer) => {
+        chunks.push(c);
+        // Stop reading for a while, twice: the kernel's buffers fill and the daemon's writes to this socket queue up.
+        if (++reads === 1 || reads === 200) {
+          socket.pause();
+          setTimeout(() => socket.resume(), 700);
+        }
+      });
+      socket.on("end", () => resolve(Buffer.concat(chunks)));
+      socket.on("error", reject);
+      socket.write(req("GET", "/pattern", "Connection: close\r\n"));
+    });
+    const data = body.subarray(body.indexOf("\r\n\r\n") + 4);
+    expect(data.length).toBe(16 * 1024 * 1024);
+    for (let i = 0; i < data.length; i += 4) if (data.readUInt32LE(i) !== i >>> 2) expect.fail(`byte ${i} differs`);
   });
 
   it("refuses a request that two parsers could read two ways, before the app sees it", async () => {
