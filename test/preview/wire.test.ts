@@ -117,10 +117,10 @@ describe("preview proxy on the wire (raw HTTP/1.1)", () => {
     expect(bodies[0]).toMatch(/\r\n\r\nGET \/one $/);
     expect(bodies[1]).toMatch(/\r\n\r\nPOST \/two hello$/);
     expect(bodies[2]).toMatch(/\r\n\r\nPOST \/three abcdefg$/);
-    expect(bodies[3]).toMatch(/Content-Length: 11\r\n[^]*\r\n\r\n$/); // HEAD: the length, no body
+    expect(bodies[3]).toMatch(/Content-Length: 11\r\n[\s\S]*\r\n\r\n$/); // HEAD: the length, no body
     expect(bodies[6]).toContain("Transfer-Encoding: chunked\r\n");
     expect(bodies[6]).toMatch(/\r\n\r\n4\r\none,\r\n3\r\ntwo\r\n0\r\n\r\n$/); // the app's chunks as it sent them
-    expect(bodies[7]).toMatch(/Connection: close\r\n[^]*GET \/last $/);
+    expect(bodies[7]).toMatch(/Connection: close\r\n[\s\S]*GET \/last $/);
     // The app's requests shared keep-alive sockets.
     expect(appSockets).toBeLessThan(8);
   });
@@ -178,7 +178,7 @@ describe("preview proxy on the wire (raw HTTP/1.1)", () => {
     expect(JSON.parse(malformed.text.slice(malformed.text.indexOf("\r\n\r\n") + 4)).error.details.reason).toBe("upstream_failed");
     const old = await exchange(daemonPort, `GET /old HTTP/1.0\r\nHost: ${host}\r\nX-Hotline-Preview-Token: ${token}\r\n\r\n`);
     expect(old.closed).toBe(true);
-    expect(old.text).toMatch(/^HTTP\/1\.1 200 [^]*GET \/old $/);
+    expect(old.text).toMatch(/^HTTP\/1\.1 200 [\s\S]*GET \/old $/);
   });
 
   it("a preview host named on a connection that began as the daemon's own gets 421, never the API or the app", async () => {
@@ -190,7 +190,7 @@ describe("preview proxy on the wire (raw HTTP/1.1)", () => {
     expect(statuses(text)).toEqual([200, 421]);
     expect(app.seen.length).toBe(seenBefore);
     // And the other way: the daemon's own host on a preview connection is not served there.
-    const other = await exchange(daemonPort, req("GET", "/x") + `GET / HTTP/1.1\r\nHost: 127.0.0.1:${daemonPort}\r\n\r\n`);
+    const other = await exchange(daemonPort, `${req("GET", "/x")}GET / HTTP/1.1\r\nHost: 127.0.0.1:${daemonPort}\r\n\r\n`);
     expect(statuses(other.text)).toEqual([200, 421]);
     expect(other.text).not.toContain("hotline: the agent daemon");
   });
