@@ -33,6 +33,19 @@ async function startApp(): Promise<{ proc: ChildProcess; port: number }> {
   return { proc, port };
 }
 
+/** A bare byte pipe from a loopback port to the app's, in a process of its own. */
+async function startPipe(appPort: number): Promise<{ proc: ChildProcess; port: number }> {
+  const script = `const net = require("node:net");
+net.createServer({ noDelay: true }, (c) => {
+  const u = net.connect(${appPort}, "127.0.0.1");
+  c.pipe(u); u.pipe(c);
+  c.on("error", () => u.destroy()); u.on("error", () => c.destroy());
+}).listen(0, "127.0.0.1", function () { console.log(this.address().port); });`;
+  const proc = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+  const port = await new Promise<number>((resolve) => createInterface({ input: proc.stdout! }).once("line", (l) => resolve(Number(l))));
+  return { proc, port };
+}
+
 /** Debian's nginx as a reverse proxy to the app (one worker, upstream keep-alive, no buffering), or undefined without nginx. */
 async function startNginx(appPort: number): Promise<{ proc: ChildProcess; port: number; dir: string } | undefined> {
   const dir = mkdtempSync(join(tmpdir(), "hotline-bench-nginx-"));
@@ -151,6 +164,29 @@ export async function previewBenchmarks(): Promise<BenchRow[]> {
       const viaNginx: Route = { port: nginx.port, headers: { Host: "localhost" } };
       const dlNginx = await samplePairs(3, 1, download(preview), download(viaNginx));
       rows.push(pairRow(`preview: ${DOWNLOAD_MIB} MiB download vs nginx`, dlNginx, "(no goal)", () => undefined, DOWNLOAD_MIB));
+    }
+
+    // The floor of any proxy written in Node: a bare socket-to-socket pipe, no HTTP at all, in a
+    // process of its own. On 2 cores the extra hop's kernel copies are most of the cost (perf).
+    const pipe = await startPipe(app.port);
+    try {
+      const viaPipe: Route = { port: pipe.port, headers: { Host: `localhost:${app.port}` } };
+      const dlPipe = await samplePairs(3, 1, download(preview), download(viaPipe));
+      rows.push(
+        pairRow(`preview: ${DOWNLOAD_MIB} MiB download vs a bare Node socket pipe`, dlPipe, "(no goal)", () => undefined, DOWNLOAD_MIB),
+      );
+      const dlPipeDirect = await samplePairs(3, 1, download(viaPipe), download(direct));
+      rows.push(
+        pairRow(
+          `bare Node socket pipe: ${DOWNLOAD_MIB} MiB download vs direct (for scale)`,
+          dlPipeDirect,
+          "(no goal)",
+          () => undefined,
+          DOWNLOAD_MIB,
+        ),
+      );
+    } finally {
+      pipe.proc.kill();
     }
 
     // Added latency: sequential small GETs on one keep-alive socket each, interleaved; p50 difference.
