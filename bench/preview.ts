@@ -160,6 +160,37 @@ export async function previewBenchmarks(): Promise<BenchRow[]> {
     const download = (route: Route) => async () => (await get(agent, route, big)).ms;
     const dl = await samplePairs(5, 1, download(preview), download(direct));
     rows.push(pairRow(`preview: ${DOWNLOAD_MIB} MiB download vs direct`, dl, "≥ 0.8× direct", (x) => x >= 0.8, DOWNLOAD_MIB));
+
+    // The API while a preview streams: state.info round trips every 10 ms during three downloads,
+    // against the same round trips on the idle daemon.
+    const idleMs: number[] = [];
+    for (let i = 0; i < 100; i++) {
+      const t = performance.now();
+      await daemon.client.request("state.info", {});
+      idleMs.push(performance.now() - t);
+    }
+    const infoMs: number[] = [];
+    let streaming = true;
+    const sampler = (async () => {
+      while (streaming) {
+        const t = performance.now();
+        await daemon.client.request("state.info", {});
+        infoMs.push(performance.now() - t);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    })();
+    for (let i = 0; i < 3; i++) await download(preview)();
+    streaming = false;
+    await sampler;
+    rows.push({
+      name: `preview: state.info round trip while ${DOWNLOAD_MIB} MiB downloads stream (max ${Math.max(...infoMs).toFixed(1)} ms, ${infoMs.length} samples)`,
+      value: quantile(infoMs, 0.99),
+      baseline: quantile(idleMs, 0.99),
+      ratio: quantile(infoMs, 0.99) / quantile(idleMs, 0.99),
+      unit: "ms p99 (baseline: idle)",
+      goal: "< 100 ms",
+      met: Math.max(...infoMs) < 100,
+    });
     if (nginx) {
       const viaNginx: Route = { port: nginx.port, headers: { Host: "localhost" } };
       const dlNginx = await samplePairs(3, 1, download(preview), download(viaNginx));
