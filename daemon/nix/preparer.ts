@@ -12,8 +12,8 @@ import { readSpec, workspacePaths, type EnvironmentSpec } from "./spec.js";
 import { prepareFlake } from "./prepare/flake.js";
 import { preparePackages } from "./prepare/packages.js";
 import { recordEnvironment, summaryOf } from "./prepare/record.js";
-import { restoreEnvironment, restoreSource, type Restoration } from "./prepare/restore.js";
-import type { EnvironmentSummary, NixSettings, PrepareOutcome, PrepareParts } from "./prepare/types.js";
+import { restoreEnvironment, restoreSource } from "./prepare/restore.js";
+import type { EnvironmentSummary, NixSettings, PrepareOutcome, PrepareParts, Restoration } from "./prepare/types.js";
 
 export type { EnvironmentSummary, NixSettings, PrepareOutcome } from "./prepare/types.js";
 

@@ -191,8 +191,9 @@ describe.skipIf(!hasNix)("prepare restores an environment the store lost from th
 
       loseToRemote(rebuilt.environment.cacheKey, rebuilt.environment.storePath);
       const trusting = new NixPreparer({ ...settings, binaryCache: { ...push, trustedPublicKeys: [publicKey] } });
-      const restored = await trusting.run(req, ws, recordingContext().ctx);
-      expect(restored.closure.arrived).toBe("restored");
+      const restoring = recordingContext();
+      const restored = await trusting.run(req, ws, restoring.ctx);
+      expect(restored.closure.arrived, restoring.output()).toBe("restored");
       expect(restored.restored).toMatchObject({ from: served });
     } finally {
       server.close();

@@ -1,15 +1,12 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import type { Static } from "@sinclair/typebox";
-import type { Restoration as RestorationSchema } from "../../../protocol/actions/prepare.js";
 import type { RunContext } from "../../runners/context.js";
 import { execNix, runNix } from "../../runners/nix-cli.js";
 import type { CacheEntry } from "../cache.js";
 import { rootFlakeInputs } from "../flake-inputs.js";
-import type { PrepareParts } from "./types.js";
+import type { PrepareParts, Restoration } from "./types.js";
 
-/** What a restore did: the binary cache the store paths came back from, and how many were copied. */
-export type Restoration = Static<typeof RestorationSchema>;
+const FRESH_LOOKUPS = ["--option", "narinfo-cache-negative-ttl", "0", "--option", "narinfo-cache-positive-ttl", "0"];
 
 /** Nix's internal-json activity type of copying one store path. */
 const COPY_PATH = 100;
@@ -47,7 +44,8 @@ export async function restoreEnvironment(
       : [];
   let copied = 0;
   const res = await runNix(ctx, {
-    args: ["copy", ...trust, "--from", from, meta.envStorePath, ...inputs],
+    // Lookups Nix remembers from before (a miss before the closure was pushed) must not decide a restore.
+    args: ["copy", ...trust, ...FRESH_LOOKUPS, "--from", from, meta.envStorePath, ...inputs],
     env: settings.nixEnv,
     onEvent: (e) => {
       if (e.action === "start" && e.type === COPY_PATH) copied++;

@@ -1,10 +1,15 @@
 import type { Static } from "@sinclair/typebox";
-import type { EnvironmentSummary as EnvironmentSummarySchema } from "../../../protocol/actions/prepare.js";
+import type {
+  EnvironmentSummary as EnvironmentSummarySchema,
+  Restoration as RestorationSchema,
+} from "../../../protocol/actions/prepare.js";
 import type { BinaryCacheSettings, ClosureArrival, Publication } from "../binary-cache.js";
-import type { Restoration } from "./restore.js";
 import type { EnvironmentCache } from "../cache.js";
 import type { WorkspaceProfiles } from "../profile.js";
 import type { WorkspaceEnvironments } from "../resolver.js";
+
+/** What a restore did: the binary cache the store paths came back from, and how many were copied. */
+export type Restoration = Static<typeof RestorationSchema>;
 
 export interface NixSettings {
   stateDir: string;
