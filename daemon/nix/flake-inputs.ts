@@ -14,8 +14,11 @@ function collect(node: ArchiveNode, out: Set<string>): void {
 }
 
 /**
- * The store paths of a flake and every input it was evaluated with (`nix flake archive --dry-run`),
- * without changing its lock. Empty when Nix cannot say (a warning goes to the job's output).
+ * The store paths of a flake and every input it was evaluated with (`nix flake archive`), fetched
+ * into the store if they are not there, without changing its lock. Not `--dry-run`: an evaluation
+ * answered from Nix's eval cache (in the home, which outlives the store) reads no input, so inputs
+ * the store lost would stay lost, and rooting and publishing them would fail. Empty when Nix cannot
+ * say (a warning goes to the job's output).
  */
 export async function flakeInputPaths(
   ctx: RunContext,
@@ -25,7 +28,7 @@ export async function flakeInputPaths(
 ): Promise<string[]> {
   try {
     const res = await runNix(ctx, {
-      args: ["flake", "archive", "--json", "--dry-run", "--no-update-lock-file", ...extraArgs, flakeRef],
+      args: ["flake", "archive", "--json", "--no-update-lock-file", ...extraArgs, flakeRef],
       env,
       maxStdoutBytes: 4 * 1024 * 1024,
     });

@@ -1,10 +1,10 @@
-import { execFileSync } from "node:child_process";
-import { readdirSync, readlinkSync, writeFileSync } from "node:fs";
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { inputsRootDir, rootFlakeInputs } from "../../daemon/nix/flake-inputs.js";
+import { flakeInputPaths, inputsRootDir, rootFlakeInputs } from "../../daemon/nix/flake-inputs.js";
 import { toolAvailable } from "../helpers/tools.js";
-import { cleanup, recordingContext, tempDir } from "./helpers.js";
+import { cleanup, nixCli, recordingContext, tempDir } from "./helpers.js";
 
 const hasNix = toolAvailable("nix");
 
@@ -37,5 +37,25 @@ describe.skipIf(!hasNix)("flake input GC roots (real nix-store)", () => {
     const second = add("second-input");
     await rootFlakeInputs(recordingContext().ctx, root, [second], undefined);
     expect(rootedPaths(root)).toEqual([second]);
+  });
+
+  it("lists a flake's inputs and fetches back one the store lost (an eval-cache hit reads no input)", async () => {
+    const input = join(dir, "input");
+    const top = join(dir, "top");
+    mkdirSync(input);
+    mkdirSync(top);
+    writeFileSync(join(input, "flake.nix"), `{ outputs = _: { marker = "${process.pid}-${Date.now()}"; }; }\n`);
+    writeFileSync(join(top, "flake.nix"), `{ inputs.dep.url = "path:${input}"; outputs = { dep, ... }: { inherit (dep) marker; }; }\n`);
+    nixCli(["flake", "lock", `path:${top}`], { stdio: ["ignore", "pipe", "ignore"] });
+    const ctx = recordingContext();
+    const paths = await flakeInputPaths(ctx.ctx, `path:${top}`, [], undefined);
+    expect(paths, ctx.output()).toHaveLength(2);
+    const lost = paths[1]!;
+    expect(spawnSync("nix-store", ["--delete", lost], { stdio: "ignore" }).status).toBe(0);
+    expect(existsSync(lost)).toBe(false);
+
+    const again = recordingContext();
+    expect(await flakeInputPaths(again.ctx, `path:${top}`, [], undefined), again.output()).toEqual(paths);
+    expect(existsSync(lost), `${lost} was listed but not fetched back`).toBe(true);
   });
 });

@@ -186,7 +186,9 @@ describe.skipIf(!hasNix)("prepare restores an environment the store lost from th
       loseToRemote(first.environment.cacheKey, first.environment.storePath);
       const rec = recordingContext();
       const rebuilt = await untrusting.run(req, ws, rec.ctx);
-      expect(rebuilt.closure.arrived).toBe("built");
+      expect(rebuilt.closure.arrived, rec.output()).toBe("built");
+      // The rebuild published again (its flake inputs too): the last phase can restore only from a publication that worked.
+      expect(rebuilt.publication, rec.output()).toMatchObject({ published: true, signed: true });
       expect(rec.output()).toMatch(/restoring it from the binary cache failed \(.*lacks a valid signature/);
 
       loseToRemote(rebuilt.environment.cacheKey, rebuilt.environment.storePath);
