@@ -10,7 +10,7 @@ import { connect, type Socket } from "node:net";
  * connection (`Connection: close`).
  */
 
-/** The response head must end within this many bytes (undici's default limit is 16 KiB). */
+/** The response head (with any 1xx heads before it) must end within this many bytes (undici's limit is 16 KiB). */
 const HEAD_LIMIT = 64 * 1024;
 /** Size of each buffer the socket reads into. */
 const BUFFER_BYTES = 1024 * 1024;
@@ -170,7 +170,8 @@ export class LeanBody implements AsyncIterable<Buffer> {
   private parseHead(before: number): void {
     for (;;) {
       const end = this.buffer.indexOf("\r\n\r\n", Math.max(this.from, before - 3), "latin1");
-      if (end < 0 ? this.used - this.from >= HEAD_LIMIT : end - this.from > HEAD_LIMIT)
+      // Counted from the connection's first byte, interim heads included: the first buffer never fills in the head.
+      if (end < 0 ? this.used >= HEAD_LIMIT : end > HEAD_LIMIT)
         return this.fail(new Error(`the response head is larger than ${HEAD_LIMIT} bytes`));
       if (end < 0) return;
       const text = this.buffer.toString("latin1", this.from, end);

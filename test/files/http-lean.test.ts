@@ -64,12 +64,15 @@ describe("the lean plain-http receive of download bodies", () => {
     expect(res?.headers.etag).toBe('"a"');
   });
 
-  it("refuses a response head over 64 KiB and a garbage status line, leaving nothing", async () => {
+  it("refuses a response head over 64 KiB (interim heads counted) and a garbage status line, leaving nothing", async () => {
     const huge = await rawServer(`HTTP/1.1 200 OK\r\nx-pad: ${"a".repeat(70 * 1024)}\r\n\r\n`);
     const dir = await tempDir();
     const err = await rejection(downloadFile(testContext(), { url: `${huge}/x`, dest: join(dir, "f") }));
     expect(err.code).toBe("unavailable");
     expect(err.message).toContain("larger than 65536 bytes");
+    const interim = await rawServer("HTTP/1.1 100 Continue\r\n\r\n".repeat(3000));
+    const err1 = await rejection(downloadFile(testContext(), { url: `${interim}/x`, dest: join(dir, "f") }));
+    expect(err1.message).toContain("larger than 65536 bytes");
     const garbage = await rawServer("SSH-2.0-OpenSSH_9.2\r\n\r\n");
     const err2 = await rejection(downloadFile(testContext(), { url: `${garbage}/x`, dest: join(dir, "f") }));
     expect(err2.code).toBe("unavailable");
