@@ -6,8 +6,14 @@ import { mainThreadRunQueueMs } from "../watchdog/sched-clock.js";
 
 const BATCH_BYTES = 1024 * 1024;
 const MAX_QUEUED_BYTES = 8 * 1024 * 1024;
-/** A synchronous batch write slower than this (the kernel throttling dirty pages) ends synchronous writing for the download. */
+/** A synchronous batch write slower than this (the kernel throttling dirty pages) sends the next writes to the pool. */
 const SYNC_WRITE_LIMIT_MS = 8;
+/**
+ * Pool writes in a row each faster than this (the stall passed: an ext4 journal commit, a discard
+ * of a deleted file) bring the writes back to the main thread, where they cost less.
+ */
+const QUICK_WRITE_MS = 2;
+const QUICK_WRITES_TO_RETURN = 8;
 
 /**
  * Hashes chunks in arrival order and hands them to the disk in ~1 MiB batches while the network
@@ -15,8 +21,11 @@ const SYNC_WRITE_LIMIT_MS = 8;
  * millisecond — because handing each one to the thread pool was measured to cost a third of the
  * download's CPU on two busy cores (a wake-up per batch, and the pool thread waits for a core);
  * once a write takes longer than SYNC_WRITE_LIMIT_MS (the disk is behind and the kernel throttles
- * writers) the rest go through the pool one after another, and the reader waits only when more
- * than MAX_QUEUED_BYTES are queued, so memory stays bounded and the loop is never held. (Hashing
+ * writers) the next go through the pool one after another, and the reader waits only when more
+ * than MAX_QUEUED_BYTES are queued, so memory stays bounded and the loop is never held; after
+ * QUICK_WRITES_TO_RETURN quick pool writes in a row the disk has caught up and writing is
+ * synchronous again (a single stall used to leave the rest of a 1 GiB download in the pool,
+ * measured ~40% slower on two busy cores). (Hashing
  * on a worker thread was measured slower on two cores: the copy to the worker costs more than
  * the overlap gains.)
  */
@@ -26,6 +35,8 @@ export class BatchedSink {
   private queue: Promise<void> = Promise.resolve();
   private queuedBytes = 0;
   private synchronous = true;
+  /** Pool writes in a row faster than QUICK_WRITE_MS. */
+  private quickWrites = 0;
   constructor(
     private readonly handle: FileHandle,
     private readonly hash: Hash,
@@ -75,6 +86,7 @@ export class BatchedSink {
     }
     this.queuedBytes += bytes;
     this.queue = this.queue.then(async () => {
+      const started = performance.now();
       try {
         await writeAll(this.handle, buffers, position);
       } catch (err) {
@@ -82,6 +94,11 @@ export class BatchedSink {
       }
       this.written += bytes;
       this.queuedBytes -= bytes;
+      this.quickWrites = performance.now() - started < QUICK_WRITE_MS ? this.quickWrites + 1 : 0;
+      if (this.quickWrites >= QUICK_WRITES_TO_RETURN) {
+        this.synchronous = true;
+        this.quickWrites = 0;
+      }
     });
     // Observed by the next push/drain; this keeps a failed write from counting as unhandled meanwhile.
     this.queue.catch(() => undefined);

@@ -88,6 +88,7 @@ export async function downloadFile(ctx: RunContext, opts: DownloadOptions): Prom
     maxRedirects: opts.maxRedirects,
     authorization: opts.authorization,
     dispatcher: opts.dispatcher,
+    lean: true,
   });
   if (res.statusCode !== 200) {
     await res.body.dump().catch(() => undefined);
@@ -174,6 +175,7 @@ async function receiveBody(ctx: RunContext, handle: FileHandle, first: OpenedRes
         maxRedirects: opts.maxRedirects,
         authorization: opts.authorization,
         dispatcher: opts.dispatcher,
+        lean: true,
       });
       if (res.statusCode === 206 && rangeStart(res) === written) {
         total = rangeTotal(res) ?? total;

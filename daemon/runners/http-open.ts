@@ -1,5 +1,6 @@
 import type { Dispatcher } from "undici";
 import { ActionError } from "../../protocol/errors.js";
+import { leanGet, leanRequestable } from "./http-lean.js";
 
 /**
  * Opens an HTTP(S) GET and follows redirects by hand, so that every hop is checked (scheme,
@@ -20,13 +21,26 @@ export interface OpenOptions {
   dispatcher?: Dispatcher;
   /** JSON Pointer of the request field the URL came from, for error messages. */
   fieldPath?: string;
+  /**
+   * Read a plain-http body through http-lean.ts (large reads, no stream per chunk): for download
+   * bodies. A response it does not read (no Content-Length, or Transfer-Encoding) is asked for
+   * again through undici.
+   */
+  lean?: boolean;
+}
+
+/** A response body: undici's, or http-lean.ts's. */
+export interface ResponseBody extends AsyncIterable<Buffer> {
+  dump(): Promise<void>;
+  destroy(): void;
+  on(event: "error", listener: (err: Error) => void): unknown;
 }
 
 export interface OpenedResponse {
   url: URL;
   statusCode: number;
   headers: Record<string, string | string[] | undefined>;
-  body: Dispatcher.ResponseData["body"];
+  body: ResponseBody;
 }
 
 /** Parses a user-supplied URL, refusing anything but http and https. */
@@ -61,28 +75,38 @@ export function headerValue(headers: OpenedResponse["headers"], name: string): s
 /** GETs `start`, following at most `maxRedirects` redirects; the returned body is unread. */
 export async function openFollowingRedirects(start: URL, opts: OpenOptions): Promise<OpenedResponse> {
   const maxRedirects = opts.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
-  // Loaded on first use: undici adds ~20 MB to a daemon that may never download, and every
-  // megabyte the daemon holds makes each process spawn (fork) slower.
-  const { request } = await import("undici");
   const chain: URL[] = [];
   let url = start;
   for (;;) {
     chain.push(url);
     const headers: Record<string, string> = { "user-agent": "hotline", ...opts.headers };
     if (opts.authorization && url.origin === opts.authorization.origin) headers.authorization = opts.authorization.value;
-    const res = await request(url, {
-      method: "GET",
-      headers,
-      signal: opts.signal,
-      dispatcher: opts.dispatcher,
-      highWaterMark: BODY_BUFFER_BYTES,
-    }).catch((err: unknown) => {
+    const unreachable = (err: unknown): never => {
       if (opts.signal.aborted) throw err;
       throw new ActionError("unavailable", `could not reach ${logSafeUrl(url)}: ${(err as Error).message}`, {
         path: opts.fieldPath,
         cause: err,
       });
-    });
+    };
+    const lean =
+      opts.lean && !opts.dispatcher && leanRequestable(url, headers)
+        ? await leanGet(url, headers, opts.signal).catch(unreachable)
+        : undefined;
+    // undici is loaded on first use: it adds ~20 MB to a daemon that may never download, and every
+    // megabyte the daemon holds makes each process spawn (fork) slower.
+    const res =
+      lean ??
+      (await (
+        await import("undici")
+      )
+        .request(url, {
+          method: "GET",
+          headers,
+          signal: opts.signal,
+          dispatcher: opts.dispatcher,
+          highWaterMark: BODY_BUFFER_BYTES,
+        })
+        .catch(unreachable));
     const location = headerValue(res.headers, "location");
     if (!REDIRECT_STATUSES.has(res.statusCode) || !location) {
       // Destroying an unread body (a refusal after the headers) makes undici emit an abort error;
