@@ -182,11 +182,15 @@ export class PreviewConnection implements ExchangeOwner {
       }
       if (this.phase === "head") this.readHead(chunk);
     } catch (err) {
-      if (!(err instanceof HeadError)) throw err;
+      // A bad request (or a fault of the daemon's) costs this connection, never the daemon. A body
+      // that breaks its framing mid-exchange may already have an answer under way: cut off then.
+      const answerable = err instanceof HeadError && this.phase === "head";
+      if (!(err instanceof HeadError)) this.handler.log.error({ err }, "preview connection failed");
       this.phase = "gone";
       this.exchange?.abort();
       this.endExchange();
-      this.client.end(malformedResponse(err.status, err.message), "latin1");
+      if (answerable) this.client.end(malformedResponse(err.status, err.message), "latin1");
+      else this.client.destroy();
     }
   };
 

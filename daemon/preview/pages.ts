@@ -140,10 +140,7 @@ export function malformedResponse(status: 400 | 431 | 501 | 502 | 421, message: 
   );
 }
 
-/** The same page as a raw HTTP response on an upgrade's socket, which is then closed. */
+/** The same page (JSON) on an upgrade's socket, which is then closed. */
 export function refuseUpgrade(socket: Duplex, page: PreviewPage): void {
-  const body = JSON.stringify({ ok: false, error: { code: page.code, message: page.message, details: page.details } });
-  socket.end(
-    `HTTP/1.1 ${page.status} ${STATUS_TEXT[page.status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
-  );
+  socket.end(pageResponse(page, undefined, "GET", true), "latin1");
 }

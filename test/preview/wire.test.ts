@@ -164,6 +164,10 @@ describe("preview proxy on the wire (raw HTTP/1.1)", () => {
       expect(closed).toBe(true);
     }
     expect(app.seen.slice(seenBefore).map((s) => s.url)).toEqual([]);
+    // A chunked body that breaks its framing after the head went on: that connection is cut, the next one served.
+    const broken = await exchange(daemonPort, req("POST", "/broken", "Transfer-Encoding: chunked\r\n", "zz\r\n"));
+    expect(broken.closed).toBe(true);
+    expect(statuses((await exchange(daemonPort, req("GET", "/after", "Connection: close\r\n"))).text)).toEqual([200]);
   });
 
   it("answers a head over the size limit 431, an app's malformed answer 502, and HTTP/1.0 then closes", async () => {
