@@ -1,8 +1,8 @@
-import type { Hash } from "node:crypto";
 import { writeSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { ActionError } from "../../protocol/errors.js";
 import { mainThreadRunQueueMs } from "../watchdog/sched-clock.js";
+import type { StreamHash } from "./hash-thread.js";
 
 const BATCH_BYTES = 1024 * 1024;
 const MAX_QUEUED_BYTES = 8 * 1024 * 1024;
@@ -16,7 +16,7 @@ const QUICK_WRITE_MS = 2;
 const QUICK_WRITES_TO_RETURN = 8;
 
 /**
- * Hashes chunks in arrival order and hands them to the disk in ~1 MiB batches while the network
+ * Hands chunks to the disk in ~1 MiB batches while the network
  * keeps being read. A batch is written synchronously — a copy into the page cache, well under a
  * millisecond — because handing each one to the thread pool was measured to cost a third of the
  * download's CPU on two busy cores (a wake-up per batch, and the pool thread waits for a core);
@@ -25,9 +25,8 @@ const QUICK_WRITES_TO_RETURN = 8;
  * than MAX_QUEUED_BYTES are queued, so memory stays bounded and the loop is never held; after
  * QUICK_WRITES_TO_RETURN quick pool writes in a row the disk has caught up and writing is
  * synchronous again (a single stall used to leave the rest of a 1 GiB download in the pool,
- * measured ~40% slower on two busy cores). (Hashing
- * on a worker thread was measured slower on two cores: the copy to the worker costs more than
- * the overlap gains.)
+ * measured ~40% slower on two busy cores). Each batch is reported to the hash once it is on disk,
+ * in file order (hash-thread.ts reads a large body back from the page cache on its own thread).
  */
 export class BatchedSink {
   private batch: Buffer[] = [];
@@ -39,7 +38,7 @@ export class BatchedSink {
   private quickWrites = 0;
   constructor(
     private readonly handle: FileHandle,
-    private readonly hash: Hash,
+    private readonly hash: StreamHash,
     /** Bytes on disk: everything written by completed batches. */
     public written: number,
   ) {}
@@ -69,7 +68,6 @@ export class BatchedSink {
     this.batch = [];
     this.batchBytes = 0;
     const position = this.written + this.queuedBytes;
-    for (const b of buffers) this.hash.update(b);
     if (this.synchronous && this.queuedBytes === 0) {
       const started = performance.now();
       const waitedBefore = mainThreadRunQueueMs();
@@ -79,6 +77,7 @@ export class BatchedSink {
         throw new ActionError("internal", `writing the download failed: ${(err as Error).message}`, { cause: err });
       }
       this.written += bytes;
+      this.hash.wrote(buffers, this.written);
       // Time spent waiting for a CPU (a busy machine) is not the disk's: only the rest counts.
       const waited = mainThreadRunQueueMs() - waitedBefore;
       if (performance.now() - started - waited > SYNC_WRITE_LIMIT_MS) this.synchronous = false;
@@ -94,6 +93,7 @@ export class BatchedSink {
       }
       this.written += bytes;
       this.queuedBytes -= bytes;
+      this.hash.wrote(buffers, this.written);
       this.quickWrites = performance.now() - started < QUICK_WRITE_MS ? this.quickWrites + 1 : 0;
       if (this.quickWrites >= QUICK_WRITES_TO_RETURN) {
         this.synchronous = true;

@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { lstat, open, rm, type FileHandle } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
@@ -10,6 +9,7 @@ import { chooseDownloadName } from "./download-name.js";
 import { headerValue, openFollowingRedirects, parseHttpUrl, logSafeUrl, type OpenedResponse } from "./http-open.js";
 import { installDownload, planDestination } from "./download-dest.js";
 import { BatchedSink } from "./download-sink.js";
+import { sha256Of } from "./hash-thread.js";
 import { makeParents } from "./make-parents.js";
 import { throttledProgress } from "./progress-throttle.js";
 import { requireNameFits, tempSibling } from "./temp-name.js";
@@ -141,62 +141,71 @@ async function receiveBody(ctx: RunContext, handle: FileHandle, first: OpenedRes
   // Servers often support Range without saying so; only an explicit "none" rules a resume out.
   const rangesAccepted = headerValue(first.headers, "accept-ranges")?.toLowerCase() !== "none";
   let total = contentLength(first);
-  let hash = createHash("sha256");
-  let written = 0;
-  let res = first;
-  for (let attempt = 0; ; attempt++) {
-    const sink = new BatchedSink(handle, hash, written);
-    try {
-      for await (const chunk of res.body as AsyncIterable<Buffer>) {
-        await sink.push(chunk);
-        progress.update(sink.received, total);
-      }
-      await sink.drain();
-      written = sink.written;
-      break;
-    } catch (err) {
-      await sink.drain().catch(() => undefined);
-      written = sink.written;
-      if (ctx.signal.aborted || err instanceof ActionError) throw err;
-      if (!rangesAccepted || attempt >= maxRetries) {
-        throw new ActionError(
-          "unavailable",
-          `connection to ${logSafeUrl(res.url)} dropped after ${written} bytes${rangesAccepted ? ` and ${attempt} resume attempts` : " and the server does not accept Range requests"}: ${(err as Error).message}`,
-          { cause: err },
-        );
-      }
-      ctx.log.warn({ url: logSafeUrl(res.url), written, attempt: attempt + 1 }, "download dropped; resuming with Range");
-      await delay((opts.retryDelayMs ?? 250) * (attempt + 1), undefined, { signal: ctx.signal });
-      const headers: Record<string, string> = { ...opts.headers, range: `bytes=${written}-` };
-      if (validator) headers["if-range"] = validator;
-      res = await openFollowingRedirects(res.url, {
-        signal: ctx.signal,
-        headers,
-        maxRedirects: opts.maxRedirects,
-        authorization: opts.authorization,
-        dispatcher: opts.dispatcher,
-        lean: true,
-      });
-      if (res.statusCode === 206 && rangeStart(res) === written) {
-        total = rangeTotal(res) ?? total;
-      } else if (res.statusCode === 200) {
-        // The resource changed (If-Range failed) or the server ignored Range: start over.
-        await handle.truncate(0);
-        hash = createHash("sha256");
-        written = 0;
-        total = contentLength(res);
-      } else {
-        await res.body.dump().catch(() => undefined);
-        throw statusError(res);
+  let hash = await sha256Of(handle, total);
+  try {
+    return await receiveHashed();
+  } finally {
+    hash.drop(); // a no-op after the digest
+  }
+
+  async function receiveHashed() {
+    let written = 0;
+    let res = first;
+    for (let attempt = 0; ; attempt++) {
+      const sink = new BatchedSink(handle, hash, written);
+      try {
+        for await (const chunk of res.body as AsyncIterable<Buffer>) {
+          await sink.push(chunk);
+          progress.update(sink.received, total);
+        }
+        await sink.drain();
+        written = sink.written;
+        break;
+      } catch (err) {
+        await sink.drain().catch(() => undefined);
+        written = sink.written;
+        if (ctx.signal.aborted || err instanceof ActionError) throw err;
+        if (!rangesAccepted || attempt >= maxRetries) {
+          throw new ActionError(
+            "unavailable",
+            `connection to ${logSafeUrl(res.url)} dropped after ${written} bytes${rangesAccepted ? ` and ${attempt} resume attempts` : " and the server does not accept Range requests"}: ${(err as Error).message}`,
+            { cause: err },
+          );
+        }
+        ctx.log.warn({ url: logSafeUrl(res.url), written, attempt: attempt + 1 }, "download dropped; resuming with Range");
+        await delay((opts.retryDelayMs ?? 250) * (attempt + 1), undefined, { signal: ctx.signal });
+        const headers: Record<string, string> = { ...opts.headers, range: `bytes=${written}-` };
+        if (validator) headers["if-range"] = validator;
+        res = await openFollowingRedirects(res.url, {
+          signal: ctx.signal,
+          headers,
+          maxRedirects: opts.maxRedirects,
+          authorization: opts.authorization,
+          dispatcher: opts.dispatcher,
+          lean: true,
+        });
+        if (res.statusCode === 206 && rangeStart(res) === written) {
+          total = rangeTotal(res) ?? total;
+        } else if (res.statusCode === 200) {
+          // The resource changed (If-Range failed) or the server ignored Range: start over.
+          await handle.truncate(0);
+          hash.drop();
+          hash = await sha256Of(handle, contentLength(res));
+          written = 0;
+          total = contentLength(res);
+        } else {
+          await res.body.dump().catch(() => undefined);
+          throw statusError(res);
+        }
       }
     }
+    if (total !== null && written !== total) {
+      throw new ActionError("unavailable", `${logSafeUrl(res.url)} ended after ${written} of ${total} bytes`);
+    }
+    progress.update(written, total);
+    progress.flush();
+    return { size: written, sha256: await hash.digest() };
   }
-  if (total !== null && written !== total) {
-    throw new ActionError("unavailable", `${logSafeUrl(res.url)} ended after ${written} of ${total} bytes`);
-  }
-  progress.update(written, total);
-  progress.flush();
-  return { size: written, sha256: hash.digest("hex") };
 }
 
 function normalizeSha256(value: string | undefined): string | undefined {

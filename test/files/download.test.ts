@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { downloadFile } from "../../daemon/runners/download.js";
 import { BatchedSink } from "../../daemon/runners/download-sink.js";
+import { InPlaceHash } from "../../daemon/runners/hash-thread.js";
 import { sanitizeFileName, nameFromContentDisposition } from "../../daemon/runners/download-name.js";
 import { listDir, rejection, progressReached, serveBytes, startServer, tempDir, testContext } from "./helpers.js";
 
@@ -216,16 +217,16 @@ describe("BatchedSink", () => {
   it("writes batches in order with the hash of every byte, and turns a failed write into a structured error", async () => {
     const dir = await tempDir();
     const handle = await open(join(dir, "out"), "w");
-    const hash = createHash("sha256");
+    const hash = new InPlaceHash();
     const sink = new BatchedSink(handle, hash, 0);
     for (let at = 0; at < BODY.length; at += 100_000) await sink.push(BODY.subarray(at, at + 100_000));
     await sink.drain();
     await handle.close();
     expect(sink.written).toBe(BODY.length);
-    expect(hash.digest("hex")).toBe(BODY_SHA);
+    expect(await hash.digest()).toBe(BODY_SHA);
     expect((await readFile(join(dir, "out"))).equals(BODY)).toBe(true);
     const full = await open("/dev/full", "w");
-    const failing = new BatchedSink(full, createHash("sha256"), 0);
+    const failing = new BatchedSink(full, new InPlaceHash(), 0);
     const err = await rejection(failing.push(Buffer.alloc(2 * 1024 * 1024)).then(() => failing.drain()));
     expect(err).toMatchObject({ code: "internal", message: expect.stringContaining("ENOSPC") });
     await full.close();
