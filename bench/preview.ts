@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { promisify } from "node:util";
-import { type BenchRow, median, pairRow, quantile, samplePairs, startBenchDaemon } from "./common.js";
+import { type BenchRow, median, pairRow, quantile, ROOT, samplePairs, startBenchDaemon } from "./common.js";
 
 /** One way to reach the bench app: the port to connect to and the headers that name the app there. */
 interface Route {
@@ -34,14 +34,24 @@ async function startApp(): Promise<{ proc: ChildProcess; port: number }> {
 }
 
 /** A bare byte pipe from a loopback port to the app's, in a process of its own. */
-async function startPipe(appPort: number): Promise<{ proc: ChildProcess; port: number }> {
+function startPipe(appPort: number): Promise<{ proc: ChildProcess; port: number }> {
   const script = `const net = require("node:net");
 net.createServer({ noDelay: true }, (c) => {
   const u = net.connect(${appPort}, "127.0.0.1");
   c.pipe(u); u.pipe(c);
   c.on("error", () => u.destroy()); u.on("error", () => c.destroy());
 }).listen(0, "127.0.0.1", function () { console.log(this.address().port); });`;
-  const proc = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+  return startRelay(process.execPath, ["-e", script]);
+}
+
+/** The kernel's zero-copy relay (splice(2) through a pipe, bench/splice-relay.py): the ceiling of any relay here. */
+function startSpliceRelay(appPort: number): Promise<{ proc: ChildProcess; port: number }> {
+  return startRelay("/usr/bin/python3", [join(ROOT, "bench/splice-relay.py"), String(appPort)]);
+}
+
+/** Starts a relay process that prints its port on its first line. */
+async function startRelay(command: string, args: string[]): Promise<{ proc: ChildProcess; port: number }> {
+  const proc = spawn(command, args, { stdio: ["ignore", "pipe", "inherit"] });
   const port = await new Promise<number>((resolve) => createInterface({ input: proc.stdout! }).once("line", (l) => resolve(Number(l))));
   return { proc, port };
 }
@@ -218,6 +228,29 @@ export async function previewBenchmarks(): Promise<BenchRow[]> {
       );
     } finally {
       pipe.proc.kill();
+    }
+
+    // The ceiling of any relay on this machine, zero-copy in the kernel: if it stays under the goal
+    // too, the goal is beyond what an extra hop can give on this machine.
+    const splice = await startSpliceRelay(app.port);
+    try {
+      const viaSplice: Route = { port: splice.port, headers: { Host: `localhost:${app.port}` } };
+      const dlSpliceDirect = await samplePairs(5, 1, download(viaSplice), download(direct));
+      rows.push(
+        pairRow(
+          `splice(2) relay: ${DOWNLOAD_MIB} MiB download vs direct (the ceiling of any relay, for scale)`,
+          dlSpliceDirect,
+          "(no goal)",
+          () => undefined,
+          DOWNLOAD_MIB,
+        ),
+      );
+      const dlSplice = await samplePairs(5, 1, download(preview), download(viaSplice));
+      rows.push(
+        pairRow(`preview: ${DOWNLOAD_MIB} MiB download vs the splice(2) relay`, dlSplice, "(no goal)", () => undefined, DOWNLOAD_MIB),
+      );
+    } finally {
+      splice.proc.kill();
     }
 
     // Added latency: sequential small GETs on one keep-alive socket each, interleaved; p50 difference.
