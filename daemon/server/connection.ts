@@ -34,6 +34,7 @@ export type TokenValidity = () => string | undefined;
 export class Connection implements FollowSink {
   private inflight = 0;
   private drainWaiters: Array<() => void> = [];
+  private drainScheduled = false;
   private alive = true;
   /** Whether a write of ours completed since the last heartbeat tick: the client reads its output. */
   private drained = false;
@@ -127,10 +128,17 @@ export class Connection implements FollowSink {
       this.drained = true;
       sent?.();
       if (err) return;
-      if (this.inflight <= LOW_WATER && this.drainWaiters.length) {
-        const waiters = this.drainWaiters;
-        this.drainWaiters = [];
-        for (const w of waiters) this.guard(w);
+      if (this.inflight <= LOW_WATER && this.drainWaiters.length && !this.drainScheduled) {
+        // In a turn of its own: a write the kernel takes at once calls back on the same turn, so a
+        // fast reader's drains would chain the senders' slices into one turn without end (a 40 MB
+        // JSON catch-up held the loop 150-480 ms).
+        this.drainScheduled = true;
+        setImmediate(() => {
+          this.drainScheduled = false;
+          const waiters = this.drainWaiters;
+          this.drainWaiters = [];
+          for (const w of waiters) this.guard(w);
+        });
       }
       if (this.inflight < HIGH_WATER) this.gate.wake();
     });
