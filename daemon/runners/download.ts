@@ -143,12 +143,6 @@ async function receiveBody(ctx: RunContext, handle: FileHandle, first: OpenedRes
   let total = contentLength(first);
   let hash = await sha256Of(handle, total);
   try {
-    return await receiveHashed();
-  } finally {
-    hash.drop(); // a no-op after the digest
-  }
-
-  async function receiveHashed() {
     let written = 0;
     let res = first;
     for (let attempt = 0; ; attempt++) {
@@ -190,9 +184,9 @@ async function receiveBody(ctx: RunContext, handle: FileHandle, first: OpenedRes
           // The resource changed (If-Range failed) or the server ignored Range: start over.
           await handle.truncate(0);
           hash.drop();
-          hash = await sha256Of(handle, contentLength(res));
-          written = 0;
           total = contentLength(res);
+          hash = await sha256Of(handle, total);
+          written = 0;
         } else {
           await res.body.dump().catch(() => undefined);
           throw statusError(res);
@@ -205,6 +199,8 @@ async function receiveBody(ctx: RunContext, handle: FileHandle, first: OpenedRes
     progress.update(written, total);
     progress.flush();
     return { size: written, sha256: await hash.digest() };
+  } finally {
+    hash.drop(); // a no-op after the digest
   }
 }
 

@@ -80,7 +80,8 @@ class ThreadedHash implements StreamHash {
   }
 
   drop(): void {
-    if (this.ended) return;
+    // A failed stream is closed already: posting would only start a thread to forget it.
+    if (this.ended || this.failure) return;
     this.ended = true;
     this.thread.post({ stream: this.id, drop: true });
   }
