@@ -73,6 +73,16 @@ export class VncRelay {
     upstream.on("error", (err) => end(`the VNC server ${this.address!.host}:${this.address!.port}: ${err.message}`));
     upstream.on("close", () => end("the VNC server closed the connection"));
     upstream.on("data", (data: Buffer) => {
+      if (filter) {
+        // The filter reads the server's greeting (and RFB 3.3's security type); viewer bytes it held for them go on now.
+        let released: Buffer;
+        try {
+          released = filter.fromServer(data);
+        } catch (err) {
+          return end((err as Error).message);
+        }
+        if (released.length) upstream.write(released);
+      }
       ws.send(data, { binary: true }, () => {
         if (upstream.isPaused() && ws.bufferedAmount < HIGH_WATER / 2) upstream.resume();
       });

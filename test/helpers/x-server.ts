@@ -41,7 +41,8 @@ export class XServer {
     readonly vncPort: number,
   ) {}
 
-  static async start(width = 1600, height = 900): Promise<XServer> {
+  /** `security` replaces `-SecurityTypes None` (e.g. VNC authentication with a password file). */
+  static async start(width = 1600, height = 900, security: string[] = ["-SecurityTypes", "None"]): Promise<XServer> {
     const proc = spawn(
       "Xvnc",
       [
@@ -52,8 +53,7 @@ export class XServer {
         "-depth",
         "24",
         "-localhost",
-        "-SecurityTypes",
-        "None",
+        ...security,
         "-AlwaysShared",
         "-nolisten",
         "tcp",
