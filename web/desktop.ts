@@ -15,6 +15,22 @@ function vncUrl(): string {
   return url.href;
 }
 
+/** Shows the password form; its answer goes to the VNC server once. */
+function askPassword(send: (password: string) => void): void {
+  const form = document.getElementById("vnc-password") as HTMLFormElement;
+  const input = form.elements.namedItem("password") as HTMLInputElement;
+  status.textContent = "the VNC server asks for its password";
+  form.hidden = false;
+  input.focus();
+  form.onsubmit = (event) => {
+    event.preventDefault(); // nothing is submitted anywhere: the password goes over the VNC stream
+    form.hidden = true;
+    status.textContent = "connecting…";
+    send(input.value);
+    input.value = "";
+  };
+}
+
 async function main(): Promise<void> {
   const link = readLink();
   if (!link) return showLinkRefused("desktop", "this address carries no link token");
@@ -27,6 +43,8 @@ async function main(): Promise<void> {
   rfb.scaleViewport = true;
   rfb.qualityLevel = 9;
   rfb.addEventListener("connect", () => (status.textContent = rfb.viewOnly ? "connected (view only)" : "connected"));
+  // A VNC server with a password (VNC authentication) asks the person; the daemon only relays it.
+  rfb.addEventListener("credentialsrequired", () => askPassword((password) => rfb.sendCredentials({ password })));
   rfb.addEventListener("disconnect", () => (status.textContent = "disconnected: reload the page, or get a new link if it has expired"));
   (window as unknown as { hotline: unknown }).hotline = { rfb };
 }

@@ -8,5 +8,6 @@ declare module "@novnc/novnc/lib/rfb.js" {
     qualityLevel: number;
     compressionLevel: number;
     disconnect(): void;
+    sendCredentials(credentials: { username?: string; password?: string; target?: string }): void;
   }
 }

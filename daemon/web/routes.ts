@@ -11,8 +11,15 @@ import { PAGE_FILES, PageAssets, type PageFile } from "./assets.js";
  */
 export const PAGE_CSP = "default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
+/**
+ * The desktop page's policy adds `data:` images, and nothing else: noVNC draws each JPEG rectangle
+ * (Tight, the encoding of photos, gradients and anti-aliased text) through an Image with a `data:`
+ * URL, and sets its cursor as a `data:` URL; under `default-src 'self'` they were refused and the
+ * canvas stayed blank. Scripts stay the daemon's own.
+ */
+export const DESKTOP_PAGE_CSP = `${PAGE_CSP}; img-src 'self' data:`;
+
 const SECURITY_HEADERS = {
-  "Content-Security-Policy": PAGE_CSP,
   "X-Content-Type-Options": "nosniff",
   "Referrer-Policy": "no-referrer",
   "X-Frame-Options": "DENY",
@@ -25,8 +32,13 @@ const PAGES: Record<string, PageFile> = {
   "/web/desktop": "desktop.html",
 };
 
-function send(res: ServerResponse, status: number, type: string, body: string | Buffer): void {
-  res.writeHead(status, { ...SECURITY_HEADERS, "Content-Type": type, "Content-Length": Buffer.byteLength(body) });
+function send(res: ServerResponse, status: number, type: string, body: string | Buffer, csp = PAGE_CSP): void {
+  res.writeHead(status, {
+    ...SECURITY_HEADERS,
+    "Content-Security-Policy": csp,
+    "Content-Type": type,
+    "Content-Length": Buffer.byteLength(body),
+  });
   res.end(body);
 }
 
@@ -88,7 +100,8 @@ export function pageRoute(access: PageAccess, tokens: TokenStore, assets: PageAs
       } catch {
         return sendError(res, 503, "unavailable", assets.missing() ?? `${file} could not be read`);
       }
-      send(res, 200, PageAssets.contentType(file), body); // Node leaves the body out of a HEAD reply
+      // Node leaves the body out of a HEAD reply.
+      send(res, 200, PageAssets.contentType(file), body, file === "desktop.html" ? DESKTOP_PAGE_CSP : PAGE_CSP);
     },
   };
 }

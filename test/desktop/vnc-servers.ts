@@ -79,7 +79,7 @@ async function stopProcess(proc: ChildProcess): Promise<void> {
 
 /** Xvfb on a display it picks itself, and x11vnc on it (a port it finds free from 25900 up; it says which). */
 export async function startX11vnc(width: number, height: number): Promise<VncDesktop> {
-  const xvfb = spawn("Xvfb", ["-displayfd", "3", "-screen", "0", `${width}x${height}x24`, "-nolisten", "tcp"], {
+  const xvfb = spawn("Xvfb", ["-displayfd", "3", "-screen", "0", `${width}x${height}x24`, "-nolisten", "tcp", "-noreset"], {
     stdio: ["ignore", "ignore", "pipe", "pipe"],
   });
   const log: string[] = [];
@@ -90,7 +90,7 @@ export async function startX11vnc(width: number, height: number): Promise<VncDes
   });
   const display = `:${number}`;
   const env = { ...(process.env as Record<string, string>), DISPLAY: display };
-  // Xvfb's default root is a one-pixel weave; a solid colour like the image's desktop.
+  // A solid root like the image's desktop (-noreset: it stays when xsetroot, the first client, leaves).
   execFileSync("xsetroot", ["-solid", "#202020"], { env });
   const vnc = spawn(
     "x11vnc",
@@ -153,7 +153,7 @@ export function toRgb(png: Buffer): Buffer {
   return execFileSync("convert", ["png:-", "-depth", "8", "rgb:-"], { input: png, maxBuffer: 64 * 1024 * 1024 });
 }
 
-/** How far two RGB images of one size are apart: mean channel difference, and the share of pixels off by more than 48. */
+/** How far two RGB images of one size are apart: mean channel difference, and the share of pixels off by more than 24 in a channel. */
 export function compareRgb(a: Buffer, b: Buffer): { mean: number; off: number } {
   if (a.length !== b.length) return { mean: 255, off: 1 };
   let sum = 0;
@@ -163,7 +163,7 @@ export function compareRgb(a: Buffer, b: Buffer): { mean: number; off: number } 
     const d1 = Math.abs(a[i + 1]! - b[i + 1]!);
     const d2 = Math.abs(a[i + 2]! - b[i + 2]!);
     sum += d0 + d1 + d2;
-    if (Math.max(d0, d1, d2) > 48) off++;
+    if (Math.max(d0, d1, d2) > 24) off++;
   }
   return { mean: sum / a.length, off: off / (a.length / 3) };
 }
