@@ -23,15 +23,50 @@ const CLICKS: Partial<Record<DesktopStep, { button: string; repeat: number }>> =
   triple_click: { button: "1", repeat: 3 },
 };
 
-/** Key names and chords as xdotool reads them ("ctrl+s", "Return", "shift+Tab alt+F4"), one argument each. */
+/**
+ * xdotool's command names (3.20160805's, Debian's, and the ones later versions added). xdotool
+ * ends a key list at the first word equal to one of them, ignoring case, and runs the rest as
+ * commands — `exec` among them — so no such word may reach it as a key.
+ */
+const XDOTOOL_COMMANDS = new Set(
+  (
+    "getactivewindow getwindowfocus getwindowname getwindowclassname getwindowpid getwindowgeometry getdisplaygeometry " +
+    "search selectwindow help version behave behave_screen_edge click getmouselocation key keydown keyup mousedown " +
+    "mousemove mousemove_relative mouseup set_window type windowactivate windowfocus windowkill windowclose windowquit " +
+    "windowmap windowminimize windowmove windowraise windowlower windowreparent windowsize windowstate windowunmap " +
+    "set_num_desktops get_num_desktops set_desktop get_desktop set_desktop_for_window get_desktop_for_window " +
+    "get_desktop_viewport set_desktop_viewport exec sleep"
+  ).split(" "),
+);
+
+/** One key of a chord: an X keysym name or keycode (letters, digits, _), or one character. */
+const KEY_PART = /^(?:[A-Za-z0-9_]{1,64}|[^\p{Cc}\p{Z}+])$/u;
+
+/**
+ * Key names and chords as xdotool reads them ("ctrl+s", "Return", "shift+Tab alt+F4"), one
+ * argument each; anything else is refused here, naming the bad key, before xdotool sees it.
+ */
 function keyNames(text: string | undefined, step: string): string[] {
   const names = (text ?? "").trim().split(/\s+/).filter(Boolean);
   if (names.length === 0)
     throw new ActionError("invalid_request", `${step} needs text: the keys, as xdotool names them (e.g. "ctrl+s", "Return")`, {
       path: "/text",
     });
-  const bad = names.find((n) => n.startsWith("-") || n.length > 100);
-  if (bad) throw new ActionError("invalid_request", `${JSON.stringify(bad.slice(0, 100))} is not a key name`, { path: "/text" });
+  for (const name of names) {
+    const shown = JSON.stringify(name.slice(0, 100));
+    const refuse = (why: string): never => {
+      throw new ActionError(
+        "invalid_request",
+        `${shown} is not a key name: ${why}; give X key names and chords separated by spaces ("ctrl+s", "Return", "shift+Tab")`,
+        { path: "/text", details: { key: name.slice(0, 100) } },
+      );
+    };
+    if (XDOTOOL_COMMANDS.has(name.toLowerCase())) refuse("xdotool would run it as a command");
+    const parts = name.split("+");
+    if (parts.some((p) => p === "")) refuse('a chord joins keys with "+" (the plus key is "plus")');
+    const bad = parts.find((p) => !KEY_PART.test(p));
+    if (bad !== undefined) refuse(`${JSON.stringify(bad.slice(0, 100))} is neither a key name (letters, digits, _) nor one character`);
+  }
   return names;
 }
 
@@ -42,7 +77,7 @@ function unknownKey(stderr: string): ActionError | undefined {
     ? new ActionError(
         "invalid_request",
         `no key is named ${JSON.stringify(m[1])}; use X keysym names (Return, Escape, ctrl+a, F5, Page_Down …)`,
-        { path: "/text" },
+        { path: "/text", details: { key: m[1] } },
       )
     : undefined;
 }
