@@ -41,4 +41,28 @@ describe("eof on a terminal", () => {
     const { data } = await t.client.ok("jobs.output", { job: id, from: 0 });
     expect(data).toMatch(/one[\s\S]*first-cat-done[\s\S]*two[\s\S]*second-cat-done/);
   });
+
+  it("shell with pty and a stdin string: the data is typed, then Ctrl-D once the program reads (python's REPL exits)", async () => {
+    const reply = await t.client.ok("shell", { command: `${PYTHON} -q`, pty: TERMINAL, stdin: "print(6 * 7)\n", wait: 30_000 }, 40_000);
+    if (reply.job.state === "running") await t.client.ok("jobs.cancel", { job: reply.job.id, signal: "SIGKILL", wait: 5000 });
+    expect(reply.job.state).toBe("succeeded");
+    expect(reply.output.data).toMatch(/42\r\n/);
+  });
+
+  it("shell with pty and a stdin string: cat gets the lines, then end of file", async () => {
+    const reply = await t.client.ok("shell", { command: "cat; echo cat-ended", pty: TERMINAL, stdin: "one\ntwo\n", wait: 30_000 }, 40_000);
+    if (reply.job.state === "running") await t.client.ok("jobs.cancel", { job: reply.job.id, signal: "SIGKILL", wait: 5000 });
+    expect(reply.job.state).toBe("succeeded");
+    expect(reply.output.data).toMatch(/one[\s\S]*two[\s\S]*cat-ended/);
+  });
+
+  it("a terminal with a stdin string stays a terminal: jobs.input still types into it after the Ctrl-D", async () => {
+    const started = await t.client.ok("shell", { command: "cat; echo first-done; cat; echo second-done", pty: TERMINAL, stdin: "a\n" });
+    const id = started.job.id as string;
+    expect((await t.client.ok("jobs.input", { job: id, data: "b\n", eof: true })).written).toBe(2);
+    const { job } = await t.client.ok("jobs.wait", { job: id, timeoutMs: 20_000 }, 30_000);
+    expect(job.state).toBe("succeeded");
+    const { data } = await t.client.ok("jobs.output", { job: id, from: 0 });
+    expect(data).toMatch(/a[\s\S]*first-done[\s\S]*b[\s\S]*second-done/);
+  });
 });

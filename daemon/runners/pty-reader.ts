@@ -9,8 +9,13 @@ const WAITING_SYSCALLS: Record<string, { read: number[]; poll: number[] }> = {
   arm64: { read: [63, 65], poll: [22, 72, 73, 441] },
 };
 
-/** How often the probe looks, and how long output must have been quiet where it cannot see a syscall. */
+/**
+ * How often the probe looks: every 10 ms at first, less often the longer the program goes without
+ * reading (a terminal's stdin string may wait minutes), up to every 250 ms. And how long output
+ * must have been quiet where the kernel hides the syscall.
+ */
 const POLL_MS = 10;
+const MAX_POLL_MS = 250;
 const QUIET_MS = 150;
 
 /** A terminal session's processes looked at, at most: a shell, the program it runs and its helpers. */
@@ -88,10 +93,13 @@ export async function untilReading(
   lastOutputAt: () => number,
   deadline: number,
 ): Promise<void> {
+  const started = Date.now();
   while (Date.now() < deadline) {
     const waiting = ttyPath === undefined ? undefined : await foregroundWaits(leader, ttyPath);
     if (waiting === true) return;
     if (waiting === undefined && Date.now() - lastOutputAt() >= QUIET_MS) return;
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    // 10 ms for the first second, then a tenth of the time waited so far.
+    const pause = Math.min(MAX_POLL_MS, Math.max(POLL_MS, (Date.now() - started) / 10));
+    await new Promise((resolve) => setTimeout(resolve, Math.min(pause, Math.max(0, deadline - Date.now()))));
   }
 }

@@ -7,6 +7,12 @@ import { InputQueue, type WritePiece } from "../util/input-queue.js";
 import { untilReading } from "./pty-reader.js";
 import { raiseOomScore, reapMarked, signalGroup, terminateGroup } from "../process/index.js";
 
+/**
+ * How long a terminal's stdin string may wait to be typed and for its program to read before the
+ * Ctrl-D goes anyway (it is then read as end of input when the program gets to it, in line mode).
+ */
+const STDIN_STRING_MS = 10 * 60 * 1000;
+
 /** While the terminal's input buffer is full, how often to try again (doubling up to the last). */
 const RETRY_MS = [1, 2, 5, 10, 20, 50];
 
@@ -94,7 +100,6 @@ export function startPty(
     lastOutputAt = Date.now();
     ctx.output("pty", typeof data === "string" ? Buffer.from(data) : data);
   });
-  if (typeof spec.stdin === "string") term.write(spec.stdin);
 
   const onAbort = (): void => {
     signalGroup(term.pid, "SIGKILL");
@@ -119,6 +124,13 @@ export function startPty(
     await writer(Buffer.from("\x04"));
   };
   const input = new InputQueue(spec.jobId ?? String(term.pid), writer, ctrlD, false);
+  // A stdin string is typed, then ends with Ctrl-D as jobs.input's eof does: once the program reads.
+  if (typeof spec.stdin === "string") {
+    input.write(Buffer.from(spec.stdin), true, STDIN_STRING_MS).catch((err: unknown) => {
+      // The program ended, or never read it all in time: the job's own output and status tell.
+      ctx.log.debug({ err: (err as Error).message }, "the terminal did not take its stdin string");
+    });
+  }
   const control: ProcessControl = {
     pid: term.pid,
     input: (data, eof, timeoutMs) => input.write(data, eof, timeoutMs),
