@@ -23,12 +23,13 @@ type Opened =
     }
   | { available: false; reason: string };
 
-/** `hotline terminal [--link] [--cwd D] [JOB]`: a terminal job, attached here or as a browser link (--url names the daemon, as for every verb). */
+/** `hotline terminal [--link [--scope observe]] [--cwd D] [JOB]`: a terminal job, attached here or as a browser link (--url names the daemon, as for every verb). */
 const terminal: Command = async ({ client, args, flags, json }) => {
   const params: Record<string, unknown> = {};
   if (args[0]) params.job = args[0];
   if (typeof flags.cwd === "string") params.cwd = flags.cwd;
   if (flags.link === true) {
+    if (typeof flags.scope === "string") params.scope = flags.scope;
     const opened = await client.request<Opened>("terminal.open", params);
     printResult(opened, json, (opened) =>
       opened.available
@@ -87,11 +88,11 @@ async function attach(client: CliClient, job: string, from: number): Promise<num
   }
 }
 
-/** `hotline console`: prints a link to the operator console, with this CLI token's scope. */
-const console_: Command = async ({ client, json }) => {
+/** `hotline console [--scope observe]`: prints a link to the operator console, with this CLI token's scope or a lower one. */
+const console_: Command = async ({ client, json, flags }) => {
   const opened = await client.request<
     { available: true; consoleUrl: string; expiresAt: string; scope: string } | { available: false; reason: string }
-  >("console.open", {});
+  >("console.open", typeof flags.scope === "string" ? { scope: flags.scope } : {});
   printResult(opened, json, (opened) =>
     opened.available ? `${opened.consoleUrl}\n(${opened.scope} link, expires ${opened.expiresAt})` : `no console here: ${opened.reason}`,
   );

@@ -37,11 +37,11 @@ const screenshot: Command = async ({ client, flags, json }) => {
   return 0;
 };
 
-/** `hotline desktop`: prints a link to the desktop in a browser, with this CLI token's scope. */
-const desktop: Command = async ({ client, json }) => {
+/** `hotline desktop [--scope observe]`: prints a link to the desktop in a browser, with this CLI token's scope or a lower one. */
+const desktop: Command = async ({ client, json, flags }) => {
   const opened = await client.request<
     { available: true; desktopUrl: string; expiresAt: string; scope: string } | { available: false; reason: string }
-  >("desktop.open", {});
+  >("desktop.open", typeof flags.scope === "string" ? { scope: flags.scope } : {});
   printResult(opened, json, () =>
     opened.available ? `${opened.desktopUrl}\n(${opened.scope} link, expires ${opened.expiresAt})` : `no desktop here: ${opened.reason}`,
   );

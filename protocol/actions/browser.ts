@@ -8,6 +8,12 @@ export const DEFAULT_LINK_TTL_MS = 15 * 60 * 1000;
 export const MAX_LINK_TTL_MS = 60 * 60 * 1000;
 
 const LinkTtl = Type.Optional(Type.Integer({ minimum: 10_000, maximum: MAX_LINK_TTL_MS }));
+/** A link's scope when asked for: at most the asking token's, which is the default. */
+export const LinkScope = Type.Optional(
+  Type.Union([Type.Literal("manage"), Type.Literal("observe")], {
+    description: "the link's scope, at most the asking token's (its default); observe: watch only",
+  }),
+);
 const Size = Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 }));
 /** Where a link cannot be served: a reason instead of an error (the daemon itself is fine). */
 const Unavailable = Type.Object({ available: Type.Literal(false), reason: Type.String() });
@@ -24,6 +30,8 @@ export const terminalOpen = defineAction({
       cols: Size,
       rows: Size,
       ttlMs: LinkTtl,
+      /** observe: a watch-only web link and no SSH credential (an SSH session types). */
+      scope: LinkScope,
     },
     { additionalProperties: false },
   ),
@@ -33,7 +41,11 @@ export const terminalOpen = defineAction({
       webTerminalUrl: Type.Optional(Type.String()),
       /** Why there is no webTerminalUrl (the SSH fields may still be there). */
       webTerminalUnavailable: Type.Optional(Type.String()),
+      /** The web link's expiry, else the SSH credential's (kept for older clients; each has its own field). */
       expiresAt: Type.String(),
+      webTerminalExpiresAt: Type.Optional(Type.String({ description: "when the web link expires" })),
+      /** The web link's scope. */
+      scope: Type.Union([Type.Literal("manage"), Type.Literal("observe")]),
       tokenId: Type.Optional(Type.String()),
       job: JobStatus,
       sshCommand: Type.Optional(SshAccessFields.sshCommand),
@@ -43,6 +55,7 @@ export const terminalOpen = defineAction({
       sshKnownHosts: Type.Optional(SshAccessFields.sshKnownHosts),
       sshHostKeyFingerprint: Type.Optional(SshAccessFields.sshHostKeyFingerprint),
       sshTokenId: Type.Optional(Type.String()),
+      sshExpiresAt: Type.Optional(Type.String({ description: "when the SSH credential expires" })),
       /** Why there is no sshCommand (SSH off or not started); the web link still works. */
       sshUnavailable: Type.Optional(Type.String()),
     }),
@@ -53,8 +66,9 @@ export const terminalOpen = defineAction({
 export const consoleOpen = defineAction({
   name: "console.open",
   scope: "observe",
-  summary: "A short-lived browser link to the operator console (live job list and output), with the scope of the asking token.",
-  params: Type.Object({ ttlMs: LinkTtl }, { additionalProperties: false }),
+  summary:
+    "A short-lived browser link to the operator console (live job list and output), with the asking token's scope or, with scope, a lower one.",
+  params: Type.Object({ ttlMs: LinkTtl, scope: LinkScope }, { additionalProperties: false }),
   result: Type.Union([
     Type.Object({
       available: Type.Literal(true),

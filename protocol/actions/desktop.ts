@@ -1,6 +1,6 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { defineAction } from "../define.js";
-import { MAX_LINK_TTL_MS } from "./browser.js";
+import { LinkScope, MAX_LINK_TTL_MS } from "./browser.js";
 
 /** The largest side of a screenshot, and of a screen the daemon captures at all. */
 export const MAX_IMAGE_SIDE = 8192;
@@ -116,8 +116,8 @@ export const desktopOpen = defineAction({
   name: "desktop.open",
   scope: "observe",
   summary:
-    "A short-lived browser link to the desktop (noVNC through the daemon), with the asking token's scope: an observe link only views.",
-  params: Type.Object({ ttlMs: LinkTtl }, { additionalProperties: false }),
+    "A short-lived browser link to the desktop (noVNC through the daemon), with the asking token's scope or, with scope, a lower one: an observe link only views.",
+  params: Type.Object({ ttlMs: LinkTtl, scope: LinkScope }, { additionalProperties: false }),
   result: Type.Union([
     Type.Object({
       available: Type.Literal(true),

@@ -49,7 +49,7 @@ async function canvasPng(page: Page): Promise<Buffer> {
 async function viewMatchesDisplay(page: Page, desktop: VncDesktop, name: string): Promise<{ mean: number; off: number }> {
   const display = grabDisplay(desktop);
   let last = { mean: 255, off: 1 };
-  let canvas = Buffer.alloc(0);
+  let canvas: Buffer = Buffer.alloc(0);
   const deadline = Date.now() + 45_000;
   while (Date.now() < deadline) {
     const png = await canvasPng(page);

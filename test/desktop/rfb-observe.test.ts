@@ -82,6 +82,18 @@ describe.skipIf(!ready)("an observe desktop link drops input whatever the viewer
     });
   }
 
+  it("desktop.open with scope observe, asked by a manage token, gives a link whose input is dropped", async () => {
+    movePointerHome(desktop);
+    const link = await client.ok("desktop.open", { scope: "observe" });
+    expect(link.scope).toBe("observe");
+    const viewer = await RawViewer.open(link.desktopUrl);
+    await handshake(viewer, "003.008");
+    viewer.send(pointerEvent(321, 123));
+    await roundTrip(viewer);
+    expect(pointer(desktop)).toEqual(HOME);
+    viewer.close();
+  });
+
   it("the same bytes from a manage link do move the pointer (the test can see input that gets through)", async () => {
     movePointerHome(desktop);
     const link = await client.ok("desktop.open");

@@ -972,17 +972,20 @@ class TerminalOpenParams(TypedDict, total=False):
     cols: int
     rows: int
     ttlMs: int
+    scope: Literal["manage", "observe"]
 
 
 class _TerminalOpenResult1Required(TypedDict):
     available: Literal[True]
     expiresAt: str
+    scope: Literal["manage", "observe"]
     job: JobStatus
 
 
 class TerminalOpenResult1(_TerminalOpenResult1Required, total=False):
     webTerminalUrl: str
     webTerminalUnavailable: str
+    webTerminalExpiresAt: str
     tokenId: str
     sshCommand: str
     sshHost: str
@@ -991,6 +994,7 @@ class TerminalOpenResult1(_TerminalOpenResult1Required, total=False):
     sshKnownHosts: str
     sshHostKeyFingerprint: str
     sshTokenId: str
+    sshExpiresAt: str
     sshUnavailable: str
 
 
@@ -1001,6 +1005,7 @@ class TerminalOpenResult2(TypedDict):
 
 class ConsoleOpenParams(TypedDict, total=False):
     ttlMs: int
+    scope: Literal["manage", "observe"]
 
 
 class ConsoleOpenResult1(TypedDict):
@@ -1017,6 +1022,10 @@ class JobsWatchParams(TypedDict, total=False):
 
 class JobsUnwatchResult(TypedDict):
     watching: bool
+
+
+class SshOpenParams(TypedDict, total=False):
+    ttlMs: int
 
 
 class SshOpenResult1(TypedDict):
@@ -1202,7 +1211,6 @@ TerminalOpenResult = TerminalOpenResult1 | TerminalOpenResult2
 ConsoleOpenResult = ConsoleOpenResult1 | TerminalOpenResult2
 JobsWatchResult = JobsListResult
 JobsUnwatchParams = NoParams
-SshOpenParams = ConsoleOpenParams
 SshOpenResult = SshOpenResult1 | TerminalOpenResult2
 PortsListParams = NoParams
 PreviewOpenResult = PreviewOpenResult1 | TerminalOpenResult2
