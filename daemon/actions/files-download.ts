@@ -42,7 +42,11 @@ export default entry(filesDownload, async (params, ctx) => {
         }
         return { ...(await downloadFile(jobCtx, { ...download, sha256sums: urlSums, url: params.url! })) };
       },
-      summary: (r) => `downloaded ${String(r.url)} to ${String(r.path)} (${String(r.size)} bytes, sha256 ${String(r.sha256)})`,
+      summary: (r) => {
+        const verified = r.verified as { against: string; entry?: string } | undefined;
+        const check = verified ? `, verified against ${verified.entry ? `${verified.against} (${verified.entry})` : verified.against}` : "";
+        return `downloaded ${String(r.url)} to ${String(r.path)} (${String(r.size)} bytes, sha256 ${String(r.sha256)}${check})`;
+      },
     },
     ctx,
   );

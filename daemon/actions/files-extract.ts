@@ -18,7 +18,11 @@ export default entry(filesExtract, async (params, ctx) =>
           await loadExtractor()
         )(jobCtx, { archive: params.archive, dest: params.dest, format: params.format, strip: params.strip, parents: params.parents })),
       }),
-      summary: (r) => `extracted ${String(r.entries)} entries (${String(r.bytes)} bytes, ${String(r.format)}) to ${String(r.dest)}`,
+      summary: (r) => {
+        const top = r.topLevel as string[];
+        const shown = top.slice(0, 10).join(", ") + (top.length > 10 || r.topLevelTruncated ? ", …" : "");
+        return `extracted ${String(r.entries)} entries (${String(r.bytes)} bytes, ${String(r.format)}) to ${String(r.dest)}: ${shown || "(empty)"}`;
+      },
     },
     ctx,
   ),

@@ -57,6 +57,19 @@ export interface DownloadResult {
   sha256: string;
   /** The URL the body finally came from (after redirects), credentials and query removed. */
   url: string;
+  /** The check the hash passed, when there was one: the request's `sha256`, or a sums file's entry. */
+  verified?: Verified;
+}
+
+/** What a download's SHA-256 was checked against. */
+export interface Verified {
+  sha256: string;
+  /** "sha256" (the request's own field), or the sums file's name ("SHA256SUMS", a release asset's name). */
+  against: string;
+  /** The sums file's entry that listed the hash. */
+  entry?: string;
+  /** Where the sums file came from (log-safe). */
+  url?: string;
 }
 
 /** Downloads `opts.url` per the rules above; throws ActionError on every refusal or failure. */
@@ -67,11 +80,13 @@ export async function downloadFile(ctx: RunContext, opts: DownloadOptions): Prom
   if (opts.parents) await makeParents(opts.dest.endsWith("/") ? opts.dest : dirname(opts.dest), "/dest");
   const target = await planDestination(opts.dest, opts.overwrite ?? false);
   let source: SumsSource | undefined;
+  let check: Omit<Verified, "sha256"> | undefined = expected ? { against: "sha256" } : undefined;
   if (opts.sha256sums) {
     const sums = opts.sha256sums;
     const field = sums.field ?? "/sha256sums/url";
     const sumsUrl = parseHttpUrl(sums.url, field);
     source = { sums: sums.label ?? logSafeUrl(sumsUrl), name: sums.name ?? urlFileName(url) };
+    check = { against: sums.label ?? (urlFileName(sumsUrl) || logSafeUrl(sumsUrl)), entry: source.name, url: logSafeUrl(sumsUrl) };
     ctx.progress({ phase: "checksum", message: `${source.sums} (${source.name})` });
     expected = await sha256FromSumsUrl(ctx.signal, sumsUrl, source.name, {
       field,
@@ -124,7 +139,7 @@ export async function downloadFile(ctx: RunContext, opts: DownloadOptions): Prom
       );
     }
     await installDownload(temp, path, opts.overwrite ?? false);
-    return { path, size, sha256, url: logSafeUrl(res.url) };
+    return { path, size, sha256, url: logSafeUrl(res.url), ...(check ? { verified: { sha256, ...check } } : {}) };
   } catch (err) {
     res.body.destroy();
     await handle?.close().catch(() => undefined);

@@ -17,7 +17,13 @@ describe("downloadFile", () => {
     const dir = await tempDir();
     const ctx = testContext();
     const result = await downloadFile(ctx, { url: `${url}/file.bin`, dest: join(dir, "out.bin"), sha256: BODY_SHA.toUpperCase() });
-    expect(result).toEqual({ path: join(dir, "out.bin"), size: BODY.length, sha256: BODY_SHA, url: `${url}/file.bin` });
+    expect(result).toEqual({
+      path: join(dir, "out.bin"),
+      size: BODY.length,
+      sha256: BODY_SHA,
+      url: `${url}/file.bin`,
+      verified: { sha256: BODY_SHA, against: "sha256" },
+    });
     expect((await readFile(join(dir, "out.bin"))).equals(BODY)).toBe(true);
     expect(await listDir(dir)).toEqual(["out.bin"]);
     const last = ctx.updates.at(-1)!;

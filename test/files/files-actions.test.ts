@@ -97,6 +97,58 @@ describe("files.* through the real daemon", () => {
     });
   });
 
+  it("a download's result names the check it passed: the sums file and entry, or the request's sha256", async () => {
+    const dir = fresh();
+    const bySums = await client.ok("files.download", {
+      url: `${server.url}/file.bin`,
+      dest: `${dir}/`,
+      sha256sums: { url: `${server.url}/SUMS` },
+      wait: 30_000,
+    });
+    expect(bySums.job.result.verified).toEqual({ sha256: SHA, against: "SUMS", entry: "file.bin", url: `${server.url}/SUMS` });
+    const out = await client.ok("jobs.output", { job: bySums.job.id });
+    expect(out.data).toContain("verified against SUMS (file.bin)");
+    const byHash = await client.ok("files.download", {
+      url: `${server.url}/file.bin`,
+      dest: join(dir, "h.bin"),
+      sha256: SHA,
+      wait: 30_000,
+    });
+    expect(byHash.job.result.verified).toEqual({ sha256: SHA, against: "sha256" });
+    const unchecked = await client.ok("files.download", { url: `${server.url}/file.bin`, dest: join(dir, "u.bin"), wait: 30_000 });
+    expect(unchecked.job.result.verified).toBeUndefined();
+    const release = await client.ok("files.download", {
+      github: { repo: "acme/tool", tag: "v1", asset: "*linux*" },
+      dest: join(dir, "r.bin"),
+      sha256sums: { url: `${server.url}/SUMS`, name: "file.bin" },
+      wait: 30_000,
+    });
+    expect(release.job.result.verified).toMatchObject({ sha256: SHA, against: "SUMS", entry: "file.bin" });
+  });
+
+  it("files.extract's result lists the top-level entries it made (at most 100, marked when there are more)", async () => {
+    const dir = fresh();
+    mkdirSync(join(dir, "src/tool-1.2/bin"), { recursive: true });
+    writeFileSync(join(dir, "src/tool-1.2/bin/tool"), "x");
+    writeFileSync(join(dir, "src/README.md"), "x");
+    execFileSync("tar", ["-czf", join(dir, "a.tgz"), "-C", join(dir, "src"), "tool-1.2", "README.md"]);
+    const small = await client.ok("files.extract", { archive: join(dir, "a.tgz"), dest: join(dir, "small"), wait: 30_000 });
+    expect(small.job.result).toMatchObject({ topLevel: ["README.md", "tool-1.2/"] });
+    expect(small.job.result.topLevelTruncated).toBeUndefined();
+    const stripped = await client.ok("files.extract", { archive: join(dir, "a.tgz"), dest: join(dir, "stripped"), strip: 1, wait: 30_000 });
+    expect(stripped.job.result.topLevel).toEqual(["bin/"]);
+
+    mkdirSync(join(dir, "flat"));
+    for (let i = 0; i < 150; i++) writeFileSync(join(dir, "flat", `f${String(i).padStart(3, "0")}`), "x");
+    execFileSync("tar", ["-cf", join(dir, "flat.tar"), "-C", join(dir, "flat"), ...readdirSync(join(dir, "flat"))]);
+    const flat = await client.ok("files.extract", { archive: join(dir, "flat.tar"), dest: join(dir, "flat-out"), wait: 30_000 });
+    expect(flat.job.result).toMatchObject({ entries: 150, topLevelTruncated: true });
+    expect(flat.job.result.topLevel).toHaveLength(100);
+    expect(new Set(flat.job.result.topLevel).size).toBe(100);
+    const out = await client.ok("jobs.output", { job: flat.job.id });
+    expect(out.data).toMatch(/f\d{3}, …\n$/);
+  });
+
   it("downloads a GitHub release asset through the configured API", async () => {
     const dir = fresh();
     const { job } = await client.ok("files.download", {

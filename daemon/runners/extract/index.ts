@@ -1,4 +1,4 @@
-import { chmod, lstat, mkdir, rename, stat, type FileHandle } from "node:fs/promises";
+import { chmod, lstat, mkdir, opendir, rename, stat, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
 import { Transform } from "node:stream";
 import { ActionError } from "../../../protocol/errors.js";
@@ -44,7 +44,14 @@ export interface ExtractResult {
   format: ArchiveFormat;
   entries: number;
   bytes: number;
+  /** What the extraction made directly in `dest`, by name (directories end in "/"), at most MAX_TOP_LEVEL. */
+  topLevel: string[];
+  /** Present when `dest` holds more than MAX_TOP_LEVEL entries (topLevel then names MAX_TOP_LEVEL of them). */
+  topLevelTruncated?: true;
 }
+
+/** The most top-level entries a result names: enough for a release's folder or a few files, small for a flat tarball. */
+export const MAX_TOP_LEVEL = 100;
 
 const READ_CHUNK_BYTES = 256 * 1024;
 
@@ -98,17 +105,36 @@ async function extractOpenArchive(
     }
     ctx.signal.throwIfAborted();
     await writer.finish();
+    const top = await topLevel(temp);
     await chmod(temp, 0o755);
     await requireFreshDest(opts.dest);
     await rename(temp, opts.dest);
     progress.update(archiveSize, archiveSize);
     progress.flush();
-    return { dest: opts.dest, format, entries: budget.entries, bytes: budget.bytes };
+    return { dest: opts.dest, format, entries: budget.entries, bytes: budget.bytes, ...top };
   } catch (err) {
     await removeTree(temp);
     if (ctx.signal.aborted) throw ctx.signal.reason ?? err;
     throw explain(err);
   }
+}
+
+/**
+ * The entries directly in `dir` (the fresh extraction root), read one at a time and at most
+ * MAX_TOP_LEVEL + 1 of them, so a flat archive of 100,000 files costs no more than a small one.
+ */
+async function topLevel(dir: string): Promise<{ topLevel: string[]; topLevelTruncated?: true }> {
+  const names: string[] = [];
+  const handle = await opendir(dir);
+  try {
+    for (let entry = await handle.read(); entry !== null; entry = await handle.read()) {
+      if (names.length === MAX_TOP_LEVEL) return { topLevel: names.sort(), topLevelTruncated: true };
+      names.push(entry.isDirectory() ? `${entry.name}/` : entry.name);
+    }
+  } finally {
+    await handle.close();
+  }
+  return { topLevel: names.sort() };
 }
 
 /** The destination must be new, and its parent must exist. */
