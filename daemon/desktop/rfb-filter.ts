@@ -23,7 +23,7 @@ export class ObserveFilter {
 
   /** The bytes of `chunk` that may reach the server; throws when the stream cannot be followed. */
   filter(chunk: Buffer): Buffer {
-    this.pending = this.pending.length ? Buffer.concat([this.pending, chunk]) : chunk;
+    if (chunk.length) this.pending = this.pending.length ? Buffer.concat([this.pending, chunk]) : chunk;
     const out: Buffer[] = [];
     for (;;) {
       if (this.skip > 0) {
@@ -49,7 +49,9 @@ export class ObserveFilter {
       this.server = Buffer.concat([this.server, chunk.subarray(0, 16 - this.server.length)]);
       if (this.serverMinor === undefined && this.server.length >= 12) this.serverMinor = serverVersion(this.server.subarray(0, 12));
     }
-    return this.pending.length ? this.filter(EMPTY) : EMPTY;
+    // Only the handshake's first steps wait for the server; later, its bytes change nothing here.
+    const waiting = this.state === "version" || this.state === "security";
+    return waiting && this.pending.length ? this.filter(EMPTY) : EMPTY;
   }
 
   /**
