@@ -27,11 +27,14 @@ export class RawViewer {
     const url = new URL(desktopUrl);
     const token = new URLSearchParams(url.hash.slice(1)).get("token")!;
     const ws = new WebSocket(`ws://${url.host}/web/vnc`, [PAGE_SUBPROTOCOL, `${LINK_TOKEN_PREFIX}${token}`], { origin: url.origin });
+    // Listening from the start: the server's greeting can arrive in the same read as the upgrade
+    // response, and ws then emits it right after "open", before an await would resume.
+    const viewer = new RawViewer(ws);
     await new Promise<void>((resolve, reject) => {
       ws.once("open", () => resolve());
       ws.once("error", reject);
     });
-    return new RawViewer(ws);
+    return viewer;
   }
 
   send(bytes: Buffer | number[] | string): void {
