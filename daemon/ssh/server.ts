@@ -6,7 +6,7 @@ import type { AuthContext, Connection, Server as SshListener } from "ssh2";
 import type { TokenStore } from "../tokens/store.js";
 import { checkCredential, MAX_NAMES_PER_CONNECTION, REFUSAL_DELAY_MS, RefusalLog } from "./auth.js";
 import { OPEN_FAILURE, rejectWith, serveDirectTcpip, serveRemoteForwards } from "./forward.js";
-import type { HostKey } from "./host-key.js";
+import { type HostKey, signWithDecodedKey } from "./host-key.js";
 import { Outflow } from "./outflow.js";
 import { HandshakePacer, sourceOf } from "./pacer.js";
 import { type SessionServices, serveSession } from "./session.js";
@@ -197,6 +197,7 @@ export class SshServer {
   private accept(connection: Connection, address: string): void {
     const { log, maxConnections } = this.options;
     const socket = socketOf(connection);
+    signWithDecodedKey(connection, this.options.hostKey);
     // Every error ssh2 reports ends the connection; stop reading at the first, as ssh2 does not (see dropConnection).
     connection.on("error", (err: Error & { level?: string }) => {
       if (err.level === "socket") log.debug({ err, remote: address }, "ssh: connection error");

@@ -21,7 +21,9 @@ export function dropConnection(socket: Socket): void {
  * until the connection authenticates, and the parsing of every chunk read (key exchange,
  * decryption, authentication) is timed, "ssh handshake" then "ssh connection", so a late turn is
  * blamed on it rather than on whatever else was in flight. ssh2 parses in its own 'data' listener;
- * ours goes first and a tick queued there runs right after the last listener of that read.
+ * ours goes first and a tick queued there runs right after the last listener of that read. The
+ * socket is corked meanwhile, so what ssh2 answers to one read (a key exchange is three or four
+ * packets, each its own write) goes out in one system call.
  */
 export class WireWork {
   private unit: Work;
@@ -49,10 +51,12 @@ export class WireWork {
   private readonly read = (): void => {
     if (this.startedAt !== undefined) return;
     this.startedAt = performance.now();
+    this.socket.cork();
     process.nextTick(this.parsed);
   };
 
   private readonly parsed = (): void => {
+    this.socket.uncork();
     work.spent(this.unit, performance.now() - this.startedAt!);
     this.startedAt = undefined;
     // ssh2 ends its side of a connection it gave up on (an error before the version line, which no

@@ -164,4 +164,33 @@ describe.skipIf(!haveSsh)("SSH: hostile clients on the SSH port", () => {
     client._sock.resume();
     await expect.poll(() => got - resumedFrom, { timeout: 30_000 }).toBeGreaterThan(4 * 1024 * 1024);
   });
+
+  it("a window-change to 0×0 on one session leaves the connection and its other sessions running", async () => {
+    const access = await clients.open(ctx.client);
+    const conn = new Ssh2Client();
+    onTestFinished(() => void conn.end());
+    await new Promise<void>((resolve, reject) => {
+      conn.once("ready", () => resolve()).once("error", reject);
+      conn.connect({ host: "127.0.0.1", port: access.sshPort, username: access.sshUser, hostVerifier: () => true, readyTimeout: 30_000 });
+    });
+    const output = (channel: ClientChannel) => {
+      let text = "";
+      channel.on("data", (c: Buffer) => (text += c.toString()));
+      return () => text;
+    };
+    const shell = await new Promise<ClientChannel>((resolve, reject) =>
+      conn.shell({ term: "xterm", cols: 80, rows: 24 }, (err, s) => (err ? reject(err) : resolve(s))),
+    );
+    const shellOut = output(shell);
+    const cat = await new Promise<ClientChannel>((resolve, reject) => conn.exec("cat", (err, s) => (err ? reject(err) : resolve(s))));
+    const catOut = output(cat);
+    shell.write("echo ready-$((2*4))\n");
+    await expect.poll(shellOut, { timeout: 30_000 }).toContain("ready-8");
+    shell.setWindow(0, 0, 0, 0);
+    cat.write("still-here\n");
+    await expect.poll(catOut, { timeout: 30_000 }).toContain("still-here");
+    shell.write("echo shell-$((3*3)); stty size\n");
+    await expect.poll(shellOut, { timeout: 30_000 }).toContain("shell-9");
+    await expect.poll(shellOut, { timeout: 30_000 }).toContain("24 80");
+  });
 });

@@ -218,17 +218,17 @@ export async function serverOffer(port: number): Promise<KexInit & { ident: stri
 }
 
 /**
- * One bare key exchange as an attacker runs it: the dearest method the server offers, a public
+ * One bare key exchange as an attacker runs it: the dearest method the server offers (or the first of `methods`), a public
  * value that costs the client nothing, and away as soon as the server has answered (its part of
  * the exchange is done by then). Resolves with the method, or rejects if the server closed first.
  */
-export async function bareKeyExchange(port: number): Promise<string> {
+export async function bareKeyExchange(port: number, methods: string[] = KEX_BY_COST): Promise<string> {
   const raw = new RawSsh(port);
   try {
     raw.send("SSH-2.0-x\r\n");
     await raw.ident();
     const offer = parseKexInit(await raw.packet());
-    const kex = KEX_BY_COST.find((k) => offer.kex.includes(k));
+    const kex = methods.find((k) => offer.kex.includes(k));
     if (!kex) throw new Error(`no known key exchange among ${offer.kex.join(",")}`);
     raw.send(Buffer.concat([sshPacket(clientKexInit(kex, offer)), sshPacket(firstKexMessage(kex))]));
     let reply = await raw.packet();
