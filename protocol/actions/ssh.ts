@@ -9,10 +9,7 @@ export const SshTtl = Type.Optional(Type.Integer({ minimum: 10_000, maximum: MAX
 
 /** How to reach the daemon's SSH server with one credential (ssh.open; terminal.open adds them too). */
 export const SshAccessFields = {
-  sshCommand: Type.String({
-    description:
-      "one line to paste, also with no terminal and no known_hosts (OpenSSH 8.5+): ssh -p PORT -o StrictHostKeyChecking=yes -o UserKnownHostsFile=/dev/null -o 'KnownHostsCommand=/bin/echo <sshKnownHosts>' USER@HOST",
-  }),
+  sshCommand: Type.String({ description: "one line to paste, no terminal or known_hosts needed: it pins the host key (OpenSSH 8.5+)" }),
   sshHost: Type.String(),
   sshPort: Type.Integer(),
   sshUser: Type.String({ description: "the credential itself (an ssh-only token)" }),
