@@ -35,6 +35,8 @@ export class Outflow {
 
   /** Writes `data` to a channel stream; false when the source should pause, and then `resume` is called once there is room. */
   write(stream: Writable, data: Buffer, resume: () => void): boolean {
+    // A channel that has ended takes no more (as pipe() stops at the destination's end): a write would be an error event.
+    if (!stream.writable) return true;
     this.held.set(stream, (this.held.get(stream) ?? 0) + data.length);
     stream.write(data, () => {
       const left = (this.held.get(stream) ?? data.length) - data.length;
