@@ -88,7 +88,8 @@ export function serveSession(session: Session, services: SessionServices, label:
     own[info.key] = info.val;
     accept?.();
   });
-  // A throw in a request's handler would end the whole connection (ssh2 treats it as its own error): each is caught here.
+  // A throw in a request's handler would end the whole connection (ssh2 takes it for an error of its
+  // own): sizes and signal names are checked first, and a resize that fails anyway is caught.
   let sizeIgnored = false;
   session.on("window-change", (accept, reject, info) => {
     if (!validSize(info.cols, info.rows)) {
