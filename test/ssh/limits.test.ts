@@ -4,7 +4,7 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { FAILURES_PER_WINDOW } from "../../daemon/ssh/auth.js";
 import { rssMiB } from "../fs/helpers.js";
 import { useDaemon } from "../helpers/daemon.js";
-import { collect, pasted, SshClients } from "../helpers/ssh.js";
+import { SshClients } from "../helpers/ssh.js";
 import { toolAvailable } from "../helpers/tools.js";
 
 const haveSsh = toolAvailable("ssh", ["-V"]);
@@ -41,22 +41,10 @@ describe.skipIf(!haveSsh)("SSH: connection budget and refusal rate limit, with t
     expect((await clients.ssh(access, [], "echo hi")).stdout).toBe("hi\n");
   });
 
-  /** A session that stays open (`cat`), once it runs. */
-  const openSession = async (access: Awaited<ReturnType<SshClients["open"]>>) => {
-    const child = clients.spawn("bash", ["-c", pasted(access, clients.options(access), "echo open; exec cat")], {
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    let stdout = "";
-    child.stdout?.on("data", (c: Buffer) => (stdout += c.toString()));
-    const ended = collect(child);
-    await expect.poll(() => stdout, { timeout: 30_000 }).toContain("open\n");
-    return { child, ended };
-  };
-
   it(`past sshMaxConnections (${MAX_CONNECTIONS}) authenticated connections a new one is refused at once, and accepted again once one closes`, async () => {
     const access = await clients.open(ctx.client);
     const sessions = [];
-    for (let i = 0; i < MAX_CONNECTIONS; i++) sessions.push(await openSession(access));
+    for (let i = 0; i < MAX_CONNECTIONS; i++) sessions.push(await clients.openSession(access));
     const refused = await clients.ssh(access, [], "echo hi");
     expect(refused.code).toBe(255);
     expect(refused.stdout).toBe("");
