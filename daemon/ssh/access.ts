@@ -21,6 +21,19 @@ function splitHostPort(hostPort: string): { host: string; port: number } {
 }
 
 /**
+ * The line to paste: OpenSSH (8.5 or later) with the host key pinned on the command line, so it
+ * runs where nothing can be asked and nothing was written first (no terminal, no known_hosts: an
+ * agent's shell). KnownHostsCommand hands ssh the known_hosts line (it runs the program itself,
+ * no shell, so /bin/echo is named in full); checking stays strict, and the user's own known_hosts
+ * is neither read (a stale key from an earlier sandbox at the same address counts for nothing)
+ * nor written.
+ */
+export function pastedCommand(host: string, port: number, user: string, knownHostsLine: string): string {
+  const p = port === 22 ? "" : `-p ${port} `;
+  return `ssh ${p}-o StrictHostKeyChecking=yes -o UserKnownHostsFile=/dev/null -o 'KnownHostsCommand=/bin/echo ${knownHostsLine}' ${user}@${host}`;
+}
+
+/**
  * Mints SSH credentials (an `ssh`-use token of the asking token's issuer, label `ssh`) and says
  * where they work: publicSsh when set, else the address the listener bound (a wildcard bind is
  * reached on loopback from this machine).
@@ -64,14 +77,14 @@ export class SshAccess {
       use: "ssh",
       issuer,
     });
-    const port = at.port === 22 ? "" : `-p ${at.port} `;
+    const knownHosts = `${knownHostsName(at.host, at.port)} ${at.hostKey.publicKey}`;
     return {
       available: true,
-      sshCommand: `ssh ${port}${token}@${at.host}`,
+      sshCommand: pastedCommand(at.host, at.port, token, knownHosts),
       sshHost: at.host,
       sshPort: at.port,
       sshUser: token,
-      sshKnownHosts: `${knownHostsName(at.host, at.port)} ${at.hostKey.publicKey}`,
+      sshKnownHosts: knownHosts,
       sshHostKeyFingerprint: at.hostKey.fingerprint,
       expiresAt,
       tokenId: id,

@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import type { ServerChannel } from "ssh2";
 import { escalate, signalGroup } from "../process/index.js";
+import type { Outflow } from "./outflow.js";
 
 /** What the daemon does to a process a channel runs: signal its group, end it with the session. */
 export interface ChannelProcess {
@@ -41,10 +42,11 @@ export async function finishChannel(channel: ServerChannel, exit: { exitCode?: n
 
 /**
  * Runs a command with pipes on an SSH channel: stdin, stdout and stderr kept apart, EOF both ways,
- * and the SSH window honoured by piping (a full window pauses the pipe, an unread pipe holds the
- * client's window shut). The process leads its own group so signals and the hang-up reach all of it.
+ * and the output held to the connection's bounds (`outflow`: the SSH window and the socket's
+ * backlog pause the pipes; an unread stdin holds the client's window shut). The process leads its
+ * own group so signals and the hang-up reach all of it.
  */
-export function runOnChannel(channel: ServerChannel, command: ChannelCommand): ChannelProcess {
+export function runOnChannel(channel: ServerChannel, command: ChannelCommand, outflow: Outflow): ChannelProcess {
   const [file, ...args] = command.argv;
   let child: ReturnType<typeof spawn>;
   try {
@@ -55,8 +57,8 @@ export function runOnChannel(channel: ServerChannel, command: ChannelCommand): C
   let exited = false;
   child.stdin!.on("error", () => {}); // a process that exits before reading all its input
   channel.pipe(child.stdin!);
-  child.stdout!.pipe(channel, { end: false });
-  child.stderr!.pipe(channel.stderr, { end: false });
+  outflow.pipe(child.stdout!, channel);
+  outflow.pipe(child.stderr!, channel.stderr);
   const done = new Promise<void>((resolve) => {
     child.once("error", (err) => {
       if (child.pid !== undefined) return;

@@ -2,6 +2,7 @@ import { lookup } from "node:dns/promises";
 import { isIP, connect, createServer, type Server, type Socket } from "node:net";
 import type { Logger } from "pino";
 import type { Connection, ServerChannel, TcpipBindInfo, TcpipRequestInfo } from "ssh2";
+import type { Outflow } from "./outflow.js";
 
 /** How long a forwarded connection may take to connect before the channel is refused. */
 const CONNECT_TIMEOUT_MS = 10_000;
@@ -54,7 +55,7 @@ function connectFailure(err: NodeJS.ErrnoException | undefined, where: string): 
 }
 
 /** Pipes a socket and a channel into each other (each side's backpressure holds the other) and ends both together. */
-function join(socket: Socket, channel: ServerChannel, release: () => void): void {
+function join(socket: Socket, channel: ServerChannel, release: () => void, outflow: Outflow): void {
   let done = false;
   const end = (): void => {
     if (done) return;
@@ -63,7 +64,7 @@ function join(socket: Socket, channel: ServerChannel, release: () => void): void
     socket.destroy();
     channel.close();
   };
-  socket.pipe(channel).on("error", end);
+  outflow.pipe(socket, channel, { end: true });
   channel.pipe(socket);
   socket.on("error", end).on("close", end);
   channel.on("error", end).on("close", end);
@@ -83,7 +84,10 @@ async function destination(host: string, anyHost: boolean): Promise<{ address: s
  * `direct-tcpip` (ssh -L, ssh -D): a connection from the daemon to the address the client names,
  * loopback only unless `anyHost`; the channel opens only once that connection has.
  */
-export function serveDirectTcpip(client: Connection, options: { anyHost: boolean; slot: ChannelSlot; log: Logger }): void {
+export function serveDirectTcpip(
+  client: Connection,
+  options: { anyHost: boolean; slot: ChannelSlot; log: Logger; outflow: Outflow },
+): void {
   client.on("tcpip", (accept, reject, info: TcpipRequestInfo) => {
     const release = options.slot();
     if (!release)
@@ -114,7 +118,7 @@ export function serveDirectTcpip(client: Connection, options: { anyHost: boolean
         socket.once("connect", () => {
           socket.off("error", fail).off("timeout", timedOut);
           socket.setTimeout(0);
-          join(socket, accept(), release);
+          join(socket, accept(), release, options.outflow);
         });
       },
       (err: NodeJS.ErrnoException) => {
@@ -129,7 +133,7 @@ export function serveDirectTcpip(client: Connection, options: { anyHost: boolean
  * `tcpip-forward` (ssh -R): a listener on a loopback address whose connections the client is told
  * of as `forwarded-tcpip` channels; closed on `cancel-tcpip-forward` or with the connection.
  */
-export function serveRemoteForwards(client: Connection, options: { slot: ChannelSlot; log: Logger }): void {
+export function serveRemoteForwards(client: Connection, options: { slot: ChannelSlot; log: Logger; outflow: Outflow }): void {
   const listeners = new Map<string, Server>();
   const key = (info: TcpipBindInfo, port: number): string => `${info.bindAddr}:${port}`;
   client.on("request", (accept, reject, name, info: TcpipBindInfo) => {
@@ -154,7 +158,7 @@ export function serveRemoteForwards(client: Connection, options: { slot: Channel
           release();
           return socket.destroy();
         }
-        join(socket, channel, release);
+        join(socket, channel, release, options.outflow);
         socket.resume();
       });
     });

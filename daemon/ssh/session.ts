@@ -5,6 +5,7 @@ import type { PseudoTtyInfo, ServerChannel, Session } from "ssh2";
 import type { Job } from "../jobs/job.js";
 import { escalate } from "../process/index.js";
 import { type ChannelProcess, finishChannel, runOnChannel } from "./exec.js";
+import type { Outflow } from "./outflow.js";
 import { untilTurnHasRoom } from "../util/turn-budget.js";
 import { work } from "../watchdog/work.js";
 import { bridgeTerminal } from "./terminal-bridge.js";
@@ -38,6 +39,16 @@ const ACCEPTED_ENV = /^(LANG|LC_[A-Z_]+)$/;
 const MAX_ENV_VALUE = 4096;
 /** Between SIGHUP and SIGKILL for a shell whose client has gone. */
 const HANGUP_GRACE_MS = 2000;
+/** A terminal's columns and rows, each 1 to this (as jobs.resize): 0×0 (which OpenSSH sends as is) or an absurd size is ignored. */
+const MAX_TERMINAL_SIDE = 1000;
+/** The signals a client may send (RFC 4254 §6.10); other names are refused. */
+const SIGNALS = new Set(["ABRT", "ALRM", "FPE", "HUP", "ILL", "INT", "KILL", "PIPE", "QUIT", "SEGV", "TERM", "USR1", "USR2"]);
+
+/** Whether a terminal size can be given to a pty. */
+function validSize(cols: number, rows: number): boolean {
+  const side = (n: number): boolean => Number.isInteger(n) && n >= 1 && n <= MAX_TERMINAL_SIDE;
+  return side(cols) && side(rows);
+}
 
 /**
  * The directory an exec command starts in: the directory of its leading `cd DIR &&` (or `;`) when
@@ -62,14 +73,14 @@ export function commandDirectory(command: string, home: string): string {
  * (a terminal job with a pty; piped otherwise), `exec` (piped, or a terminal with a pty) or the
  * `sftp` subsystem (OpenSSH's sftp-server on the channel). Whatever it runs ends with the channel.
  */
-export function serveSession(session: Session, services: SessionServices, label: string): void {
+export function serveSession(session: Session, services: SessionServices, label: string, outflow: Outflow): void {
   let pty: PseudoTtyInfo | undefined;
   const own: Record<string, string> = {};
   let running: ChannelProcess | undefined;
   let resize: ((cols: number, rows: number) => void) | undefined;
 
   session.on("pty", (accept, _reject, info) => {
-    pty = info;
+    pty = validSize(info.cols, info.rows) ? info : { ...info, cols: 80, rows: 24 };
     accept?.();
   });
   session.on("env", (accept, reject, info) => {
@@ -77,13 +88,31 @@ export function serveSession(session: Session, services: SessionServices, label:
     own[info.key] = info.val;
     accept?.();
   });
-  session.on("window-change", (accept, _reject, info) => {
+  // A throw in a request's handler would end the whole connection (ssh2 takes it for an error of its
+  // own): sizes and signal names are checked first, and a resize that fails anyway is caught.
+  let sizeIgnored = false;
+  session.on("window-change", (accept, reject, info) => {
+    if (!validSize(info.cols, info.rows)) {
+      if (!sizeIgnored)
+        services.log.info(
+          { cols: info.cols, rows: info.rows, session: label },
+          "ssh: window-change ignored (not a size a terminal can have)",
+        );
+      sizeIgnored = true;
+      return reject?.();
+    }
     if (pty) pty = { ...pty, cols: info.cols, rows: info.rows };
-    resize?.(info.cols, info.rows);
+    try {
+      resize?.(info.cols, info.rows);
+    } catch (err) {
+      services.log.warn({ err, session: label }, "ssh: resizing the terminal failed");
+    }
     accept?.();
   });
-  session.on("signal", (accept, _reject, info) => {
-    running?.signal(`SIG${info.name}` as NodeJS.Signals);
+  session.on("signal", (accept, reject, info) => {
+    const name = String(info.name).replace(/^SIG/, "");
+    if (!SIGNALS.has(name)) return reject?.();
+    running?.signal(`SIG${name}` as NodeJS.Signals);
     accept?.();
   });
   // A session closes by its own CLOSE, or with its connection (then only its channel says so).
@@ -110,7 +139,7 @@ export function serveSession(session: Session, services: SessionServices, label:
       // Timed for the watchdog: a late turn spent starting channels' processes is blamed on them.
       const unit = work.begin("ssh channel start", label);
       try {
-        running = work.timed(unit, () => runOnChannel(channel, { argv, cwd, env: services.environment(cwd, own, false) }));
+        running = work.timed(unit, () => runOnChannel(channel, { argv, cwd, env: services.environment(cwd, own, false) }, outflow));
       } finally {
         work.end(unit);
       }
@@ -138,14 +167,14 @@ export function serveSession(session: Session, services: SessionServices, label:
   session.on("shell", (accept) => {
     const channel = opened(accept());
     if (!pty) return piped(channel, [services.shell, "-l"], services.home);
-    terminal(channel, shellJob(channel, pty, terminalEnv(), services, label));
+    terminal(channel, shellJob(channel, pty, terminalEnv(), services, label, outflow));
   });
   session.on("exec", (accept, _reject, info) => {
     const channel = opened(accept());
     const cwd = commandDirectory(info.command, services.home);
     const argv = [services.shell, "-c", info.command];
     if (!pty) return piped(channel, argv, cwd);
-    terminal(channel, ptyCommand(channel, argv, cwd, pty, services.environment(cwd, terminalEnv(), true), services.log));
+    terminal(channel, ptyCommand(channel, argv, cwd, pty, services.environment(cwd, terminalEnv(), true), services.log, outflow));
   });
   session.on("subsystem", (accept, reject, info) => {
     if (info.name !== "sftp" || !services.sftpServer) return reject?.();
@@ -166,6 +195,7 @@ async function shellJob(
   own: Record<string, string>,
   services: SessionServices,
   label: string,
+  outflow: Outflow,
 ): Promise<ChannelTerminal> {
   const job = await services.startTerminalJob({
     title: `ssh: ${services.shell} -l (${label})`,
@@ -175,7 +205,7 @@ async function shellJob(
     cols: pty.cols || 80,
     rows: pty.rows || 24,
   });
-  const write = bridgeTerminal(channel, () => job.control);
+  const write = bridgeTerminal(channel, () => job.control, outflow);
   const onOutput = (_stream: string, _offset: number, data: Buffer): void => write(data);
   job.on("output", onOutput);
   const done = new Promise<void>((resolve) => {
@@ -205,6 +235,7 @@ async function ptyCommand(
   pty: PseudoTtyInfo,
   env: Record<string, string>,
   log: Logger,
+  outflow: Outflow,
 ): Promise<ChannelTerminal> {
   const { startPty } = await import("../runners/pty.js");
   await untilTurnHasRoom();
@@ -214,7 +245,7 @@ async function ptyCommand(
     { argv, cwd, env, cols: pty.cols || 80, rows: pty.rows || 24 },
     { signal: abort.signal, log, output: (_stream, data) => write(typeof data === "string" ? Buffer.from(data) : data), progress() {} },
   );
-  write = bridgeTerminal(channel, () => started.control);
+  write = bridgeTerminal(channel, () => started.control, outflow);
   let exited = false;
   const done = started.done.then((exit) => {
     exited = true;

@@ -1,4 +1,5 @@
 import type { ServerChannel } from "ssh2";
+import type { Outflow } from "./outflow.js";
 
 /** The side of a terminal a channel drives: its input, its size, and its output's flow. */
 export interface TerminalSide {
@@ -14,9 +15,9 @@ const INPUT_TIMEOUT_MS = 60_000;
 /**
  * Joins a channel to a terminal with backpressure both ways: the channel is paused while the
  * terminal has not taken the last piece (so the client's window stays shut), and the terminal's
- * output is paused while the channel's window is full. Returns the output writer.
+ * output is paused while the connection has no room for it (`outflow`). Returns the output writer.
  */
-export function bridgeTerminal(channel: ServerChannel, side: () => TerminalSide): (data: Buffer) => void {
+export function bridgeTerminal(channel: ServerChannel, side: () => TerminalSide, outflow: Outflow): (data: Buffer) => void {
   channel.on("data", (data: Buffer) => {
     const input = side().input;
     if (!input) return;
@@ -33,13 +34,13 @@ export function bridgeTerminal(channel: ServerChannel, side: () => TerminalSide)
         .catch(() => -1),
   );
   let paused = false;
-  channel.on("drain", () => {
+  const resume = (): void => {
     if (!paused) return;
     paused = false;
     side().resume?.();
-  });
+  };
   return (data) => {
-    if (channel.write(data) || paused) return;
+    if (outflow.write(channel, data, resume) || paused) return;
     paused = true;
     side().pause?.();
   };

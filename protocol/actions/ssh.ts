@@ -9,7 +9,7 @@ export const SshTtl = Type.Optional(Type.Integer({ minimum: 10_000, maximum: MAX
 
 /** How to reach the daemon's SSH server with one credential (ssh.open; terminal.open adds them too). */
 export const SshAccessFields = {
-  sshCommand: Type.String({ description: "one line to paste: ssh -p PORT USER@HOST" }),
+  sshCommand: Type.String({ description: "one line to paste, no terminal or known_hosts needed: it pins the host key (OpenSSH 8.5+)" }),
   sshHost: Type.String(),
   sshPort: Type.Integer(),
   sshUser: Type.String({ description: "the credential itself (an ssh-only token)" }),

@@ -98,6 +98,29 @@ export class SshClients {
     return this.run("bash", ["-c", pasted(access, [...this.options(access), ...extra], command)], options);
   }
 
+  /** A session that stays open (`cat` echoing what is written to its stdin), once it runs. */
+  async openSession(access: SshAccessForTest): Promise<{ child: ChildProcess; stdout: () => string; ended: Promise<ClientRun> }> {
+    const child = this.spawn("bash", ["-c", pasted(access, this.options(access), "echo open; exec cat")], {
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stdout = "";
+    child.stdout?.on("data", (c: Buffer) => (stdout += c.toString()));
+    const ended = collect(child);
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no session within 30 s; stdout: ${stdout}`)), 30_000);
+      child.stdout?.on("data", () => {
+        if (!stdout.includes("open\n")) return;
+        clearTimeout(timer);
+        resolve();
+      });
+      void ended.then((run) => {
+        clearTimeout(timer);
+        reject(new Error(`ssh ended (${run.code}) before the session opened: ${run.stderr}`));
+      });
+    });
+    return { child, stdout: () => stdout, ended };
+  }
+
   /** Kills every client still running (their whole groups). */
   killAll(): void {
     for (const child of this.children) {

@@ -2,7 +2,7 @@ import { connect } from "node:net";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { toolAvailable } from "../helpers/tools.js";
 import { useDaemon } from "../helpers/daemon.js";
-import { collect, pasted, SshClients, type SshAccessForTest } from "../helpers/ssh.js";
+import { SshClients } from "../helpers/ssh.js";
 
 const haveSsh = toolAvailable("ssh", ["-V"]);
 const GRACE_MS = 5000;
@@ -12,18 +12,6 @@ describe.skipIf(!haveSsh)("SSH: the credential (expiry, revocation, refusal) wit
   const clients = new SshClients();
   afterEach(() => clients.killAll());
   afterAll(() => clients.cleanup());
-
-  /** A session that stays open: `cat` echoing what the test writes to it. */
-  const openSession = async (access: SshAccessForTest) => {
-    const child = clients.spawn("bash", ["-c", pasted(access, clients.options(access), "echo open; exec cat")], {
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    let stdout = "";
-    child.stdout?.on("data", (c: Buffer) => (stdout += c.toString()));
-    const ended = collect(child);
-    await expect.poll(() => stdout, { timeout: 30_000 }).toContain("open\n");
-    return { child, stdout: () => stdout, ended };
-  };
 
   it("a wrong credential is refused (Permission denied), logged at info without the secret", async () => {
     const access = await clients.open(ctx.client);
@@ -40,7 +28,7 @@ describe.skipIf(!haveSsh)("SSH: the credential (expiry, revocation, refusal) wit
 
   it("after expiresAt a new connection is refused, while a session opened before keeps running", async () => {
     const access = await clients.open(ctx.client, { ttlMs: 10_000 });
-    const session = await openSession(access);
+    const session = await clients.openSession(access);
     const wait = Date.parse(access.expiresAt) - Date.now() + 200;
     await new Promise((r) => setTimeout(r, Math.max(0, wait)));
     const late = await clients.ssh(access, [], "echo hi");
@@ -54,7 +42,7 @@ describe.skipIf(!haveSsh)("SSH: the credential (expiry, revocation, refusal) wit
 
   it("revoking the credential closes its open session within a second, and refuses it afterwards", async () => {
     const access = await clients.open(ctx.client);
-    const session = await openSession(access);
+    const session = await clients.openSession(access);
     const revokedAt = Date.now();
     await ctx.client.ok("tokens.revoke", { tokenId: access.tokenId });
     const ended = await session.ended;

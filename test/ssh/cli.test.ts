@@ -17,7 +17,9 @@ describe.skipIf(!haveSsh)("hotline ssh-command and hotline ssh-config with the r
 
   it("ssh-command prints a command that runs (its credential lasts --ttl)", async () => {
     const printed = cli(["ssh-command", "--ttl", "2m"]).trim();
-    expect(printed).toMatch(/^ssh -p \d+ hlssh_[\w-]{43}@127\.0\.0\.1$/);
+    expect(printed).toMatch(
+      /^ssh -p \d+ -o StrictHostKeyChecking=yes -o UserKnownHostsFile=\/dev\/null -o 'KnownHostsCommand=\/bin\/echo \[127\.0\.0\.1\]:\d+ ssh-ed25519 \S+' hlssh_[\w-]{43}@127\.0\.0\.1$/,
+    );
     const tokens = (await ctx.client.ok("tokens.list")).tokens as Array<{ label?: string; expiresAt: string }>;
     const ssh = tokens.filter((t) => t.label === "ssh");
     expect(Date.parse(ssh[ssh.length - 1]!.expiresAt) - Date.now()).toBeLessThanOrEqual(120_000);
@@ -58,7 +60,7 @@ describe.skipIf(!haveSsh)("terminal.open's SSH fields", () => {
   it("terminal.open returns a working sshCommand beside the web link, its own token listed as ssh", async () => {
     const opened = await ctx.client.ok("terminal.open", {});
     expect(opened).toMatchObject({ available: true, webTerminalUrl: expect.stringContaining("/web/terminal#") });
-    expect(opened.sshCommand).toMatch(/^ssh -p \d+ hlssh_/);
+    expect(opened.sshCommand).toMatch(/^ssh -p \d+ .* hlssh_[\w-]{43}@127\.0\.0\.1$/);
     const tokens = (await ctx.client.ok("tokens.list")).tokens as Array<{ id: string; label?: string }>;
     expect(tokens.find((t) => t.id === opened.sshTokenId)).toMatchObject({ label: "ssh" });
     const knownHostsFile = join(clients.home, "kh-terminal");

@@ -59,7 +59,9 @@ describe.skipIf(!haveSsh)("SSH: commands with the real OpenSSH client", () => {
 
   it("sshCommand, pasted with the pinned host key, runs `echo hi` (0) and `exit 7` (7)", async () => {
     const access = await clients.open(ctx.client);
-    expect(access.sshCommand).toBe(`ssh -p ${access.sshPort} ${access.sshUser}@${access.sshHost}`);
+    expect(access.sshCommand).toBe(
+      `ssh -p ${access.sshPort} -o StrictHostKeyChecking=yes -o UserKnownHostsFile=/dev/null -o 'KnownHostsCommand=/bin/echo ${access.sshKnownHosts}' ${access.sshUser}@${access.sshHost}`,
+    );
     expect(access.sshUser).toMatch(/^hlssh_[A-Za-z0-9_-]{43}$/);
     expect(access.sshHostKeyFingerprint).toMatch(/^SHA256:[A-Za-z0-9+/]{43}$/);
     const hi = await clients.ssh(access, [], "echo hi");
@@ -71,14 +73,16 @@ describe.skipIf(!haveSsh)("SSH: commands with the real OpenSSH client", () => {
     expect(tokens.find((t) => t.id === access.tokenId)).toMatchObject({ label: "ssh", use: "ssh", expiresAt: access.expiresAt });
   });
 
-  it("a host key other than the pinned one is refused by the client (StrictHostKeyChecking=yes)", async () => {
+  it("a host key other than the one pinned in a known_hosts file (ssh-config's way) is refused by the client (StrictHostKeyChecking=yes)", async () => {
     const access = await clients.open(ctx.client);
     const wrong = mkdtempSync(join(clients.home, "kh-"));
     writeFileSync(
       join(wrong, "kh"),
       `${access.sshKnownHosts.split(" ")[0]} ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIMyQJbgCVg9aSkReDcMm8/gcac8g74M3fhHIBnb3/jwq\n`,
     );
-    const run = await clients.ssh({ ...access, knownHostsFile: join(wrong, "kh") }, [], "echo hi");
+    // The plain command, without sshCommand's own pin (test/ssh/paste.test.ts checks that one).
+    const plain = `ssh -p ${access.sshPort} ${access.sshUser}@${access.sshHost}`;
+    const run = await clients.ssh({ ...access, sshCommand: plain, knownHostsFile: join(wrong, "kh") }, [], "echo hi");
     expect(run.code).toBe(255);
     expect(run.stdout).toBe("");
   });

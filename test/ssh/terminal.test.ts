@@ -1,3 +1,5 @@
+import { execFileSync } from "node:child_process";
+import { readlinkSync } from "node:fs";
 import { spawn as spawnPty, type IPty } from "node-pty";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { toolAvailable } from "../helpers/tools.js";
@@ -75,5 +77,22 @@ describe.skipIf(!haveSsh)("SSH: terminals (ssh -t) with the real OpenSSH client"
     expect(await t.exited).toBe(3);
     const ended = await ctx.client.ok("jobs.wait", { job: job!.id, timeoutMs: 30_000 });
     expect(ended.job).toMatchObject({ state: "failed", exitCode: 3 });
+  });
+
+  // Issue 33, item 15: a 0×0 window-change threw in the pty's resize and ended the whole connection.
+  it("a terminal resized to 0×0 (OpenSSH sends it as is) is ignored: the session goes on at its size", async () => {
+    const access = await clients.open(ctx.client);
+    const t = inTerminal(pasted(access, [...clients.options(access), "-tt"]), 100, 30);
+    t.pty.write("echo ready-$((2*3))\r");
+    await t.waitFor("ready-6");
+    // node-pty refuses a 0×0 resize itself: set it on the terminal device, whose kernel sends ssh SIGWINCH.
+    const pts = readlinkSync(`/proc/${t.pty.pid}/fd/0`);
+    execFileSync("stty", ["-F", pts, "rows", "0", "cols", "0"]);
+    t.pty.write("echo after-$((5*5)); stty size\r");
+    await t.waitFor("after-25");
+    await t.waitFor("30 100");
+    expect(ctx.daemon.logLines.some((l) => l.includes("ssh: window-change ignored"))).toBe(true);
+    t.pty.write("exit 4\r");
+    expect(await t.exited).toBe(4);
   });
 });
