@@ -1,0 +1,79 @@
+// deploy/kubernetes/sandbox.yaml as a provider's templating would give it to `podman kube play` on
+// this machine: the sandbox's own name for `sbx-123`, the image built here, the ports published on
+// loopback, public addresses that name this machine's published port, and the offline nixpkgs
+// stand-in mounted in. Everything else is the manifest as it is.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseAllDocuments, stringify } from "yaml";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+export const SANDBOX_YAML = join(ROOT, "deploy/kubernetes/sandbox.yaml");
+/** The name the repository's manifest uses, replaced by each sandbox's. */
+const EXAMPLE = "sbx-123";
+
+export interface RenderOptions {
+  /** The sandbox's name (a DNS label): `hotline-<id>` is its pod, `hotline-<id>-home` its volume. */
+  id: string;
+  image: string;
+  /** Host ports on 127.0.0.1 for the daemon's HTTP/WebSocket port and its SSH port. */
+  httpPort: number;
+  sshPort: number;
+  /** The token its Secret holds. */
+  token: string;
+  /** The public host name (resolved to 127.0.0.1 by the test: curl --resolve, Chromium's resolver rules). */
+  publicHost: string;
+  /** Host directories mounted read-only: the nixpkgs stand-in and a Nix registry file's directory. */
+  standin: string;
+  nixConfigDir: string;
+}
+
+type Obj = Record<string, any>;
+
+/** Every string of a YAML tree with `from` replaced by `to`. */
+function rename(node: unknown, from: string, to: string): unknown {
+  if (typeof node === "string") return node.split(from).join(to);
+  if (Array.isArray(node)) return node.map((n) => rename(n, from, to));
+  if (node && typeof node === "object") return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, rename(v, from, to)]));
+  return node;
+}
+
+/** The multi-document YAML to play, and the names podman gives what it makes. */
+export function renderSandbox(o: RenderOptions): { yaml: string; pod: string; container: string; homeVolume: string; secret: string } {
+  const docs = parseAllDocuments(readFileSync(SANDBOX_YAML, "utf8")).map((d) => rename(d.toJS(), EXAMPLE, o.id) as Obj);
+  const byKind = (kind: string): Obj => docs.find((d) => d.kind === kind)!;
+  byKind("Secret").data.token = Buffer.from(o.token).toString("base64");
+  const pod = byKind("Pod");
+  for (const c of [...pod.spec.initContainers, ...pod.spec.containers]) {
+    c.image = o.image;
+    c.imagePullPolicy = "Never";
+  }
+  const main = pod.spec.containers[0];
+  const published: Record<string, number> = { http: o.httpPort, ssh: o.sshPort };
+  for (const port of main.ports) Object.assign(port, { hostPort: published[port.name], hostIP: "127.0.0.1" });
+  const publicUrl = `http://${o.publicHost}:${o.httpPort}`;
+  const set: Record<string, string> = {
+    HOTLINE_PUBLIC_URL: publicUrl,
+    HOTLINE_PREVIEW_URL: `http://{port}.${o.publicHost}:${o.httpPort}`,
+    HOTLINE_PUBLIC_SSH: `127.0.0.1:${o.sshPort}`,
+    // The stand-in nixpkgs and a Nix that asks no binary cache: nothing leaves this machine.
+    HOTLINE_NIXPKGS: "path:/opt/standin",
+    NIX_CONFIG: "substituters =\nflake-registry = /opt/test-nix/registry.json\nconnect-timeout = 2",
+  };
+  for (const e of main.env) if (e.name in set) e.value = set[e.name];
+  for (const name of Object.keys(set)) if (!main.env.some((e: Obj) => e.name === name)) main.env.push({ name, value: set[name] });
+  main.volumeMounts.push(
+    { name: "standin", mountPath: "/opt/standin", readOnly: true },
+    { name: "test-nix", mountPath: "/opt/test-nix", readOnly: true },
+  );
+  pod.spec.volumes.push(
+    { name: "standin", hostPath: { path: o.standin, type: "Directory" } },
+    { name: "test-nix", hostPath: { path: o.nixConfigDir, type: "Directory" } },
+  );
+  return {
+    yaml: docs.map((d) => stringify(d)).join("---\n"),
+    pod: pod.metadata.name,
+    container: `${pod.metadata.name}-${main.name}`,
+    homeVolume: byKind("PersistentVolumeClaim").metadata.name,
+    secret: byKind("Secret").metadata.name,
+  };
+}
