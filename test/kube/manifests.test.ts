@@ -110,9 +110,10 @@ describe("deploy/kubernetes manifests", () => {
         expect(c.resources.limits.memory, c.name).toBeDefined();
       }
       const [main] = spec.containers;
-      expect(main.startupProbe.httpGet).toEqual({ path: "/healthz", port: "http" });
-      expect(main.livenessProbe.httpGet).toEqual({ path: "/healthz", port: "http" });
-      expect(main.readinessProbe.httpGet).toEqual({ path: "/readyz", port: "http" });
+      // A number: podman kube play does not resolve a named port in a probe (it probes port 0).
+      expect(main.startupProbe.httpGet).toEqual({ path: "/healthz", port: 7070 });
+      expect(main.livenessProbe.httpGet).toEqual({ path: "/healthz", port: 7070 });
+      expect(main.readinessProbe.httpGet).toEqual({ path: "/readyz", port: 7070 });
       expect(main.ports).toEqual([
         { name: "http", containerPort: 7070 },
         { name: "ssh", containerPort: 2222 },

@@ -61,6 +61,16 @@ export function renderSandbox(o: RenderOptions): { yaml: string; pod: string; co
   };
   for (const e of main.env) if (e.name in set) e.value = set[e.name];
   for (const name of Object.keys(set)) if (!main.env.some((e: Obj) => e.name === name)) main.env.push({ name, value: set[name] });
+  // Podman 4.3 names an emptyDir's volume after it ("nix", "tmp"): pods played at once would share
+  // them, so each sandbox's get its own name (Kubernetes gives every pod its own emptyDirs anyway).
+  for (const v of pod.spec.volumes) if (v.emptyDir) v.name = `${o.id}-${v.name}`;
+  for (const c of [...pod.spec.initContainers, ...pod.spec.containers])
+    for (const m of c.volumeMounts) if (pod.spec.volumes.some((v: Obj) => v.name === `${o.id}-${m.name}`)) m.name = `${o.id}-${m.name}`;
+  // Podman 4.3 removes a "once" init container right after it ran, racing its exit ("cannot remove
+  // container … as it is running"), and leaves behind the anonymous volume it made for the image's
+  // `VOLUME /home/agent`: an "always" init container runs at each start of the pod, as Kubernetes's do,
+  // and goes (with its volume) when the pod does.
+  pod.metadata.annotations = { ...pod.metadata.annotations, "io.podman.annotations.init.container.type": "always" };
   main.volumeMounts.push(
     { name: "standin", mountPath: "/opt/standin", readOnly: true },
     { name: "test-nix", mountPath: "/opt/test-nix", readOnly: true },
