@@ -11,7 +11,7 @@
 // is run by hand (`podman healthcheck run`). Needs podman that answers, mmdebstrap (image/build.sh
 // --offline) and Chromium; without podman it is skipped with a printed reason, unless
 // HOTLINE_REQUIRE_IMAGE=1 (CI). Pods and volumes are named hotline-kube-*-<pid> and removed at the end.
-import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { execFile, execFileSync, spawn, spawnSync } from "node:child_process";
 import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { type AddressInfo, createServer as createTcpServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -44,6 +44,15 @@ if (missing) {
 function podman(args: string[], timeoutMs = 180_000): string {
   return execFileSync("podman", args, { encoding: "utf8", timeout: timeoutMs, stdio: ["pipe", "pipe", "pipe"] }).trim();
 }
+/** podman without blocking the test's process (a play takes seconds to a minute on a busy machine). */
+function podmanAsync(args: string[], timeoutMs = 300_000): Promise<string> {
+  return new Promise((resolve, reject) =>
+    execFile("podman", args, { encoding: "utf8", timeout: timeoutMs }, (err, stdout, stderr) =>
+      err ? reject(new Error(`podman ${args.join(" ")}: ${err.message}\n${stderr}`)) : resolve(stdout.trim()),
+    ),
+  );
+}
+
 /** podman that may fail (clean-up); its status. */
 function podmanQuiet(args: string[]): number | null {
   return podmanTry(args).status;
@@ -88,6 +97,8 @@ function curl(args: string[]): { status: number | null; out: string } {
 class Sandbox {
   readonly scratch: string;
   readonly file: string;
+  /** The manifest without its PersistentVolumeClaim: what `kubectl apply` of an existing claim amounts to. */
+  readonly fileAgain: string;
   httpPort = 0;
   sshPort = 0;
   token = "";
@@ -103,6 +114,7 @@ class Sandbox {
     mkdirSync(join(this.scratch, "nix"), { recursive: true });
     writeFileSync(join(this.scratch, "nix/registry.json"), '{"flakes":[],"version":2}\n');
     this.file = join(this.scratch, "sandbox.yaml");
+    this.fileAgain = join(this.scratch, "sandbox-again.yaml");
   }
 
   get publicHost(): string {
@@ -132,12 +144,15 @@ class Sandbox {
       nixConfigDir: join(this.scratch, "nix"),
     });
     writeFileSync(this.file, this.names.yaml);
+    writeFileSync(this.fileAgain, this.names.yamlAgain);
   }
 
   /** `podman kube play`, then polls /readyz until 200; the milliseconds it took. */
   async play(): Promise<number> {
     const started = Date.now();
-    podman(["kube", "play", this.file]);
+    // The claim's volume, once it exists, is the claim's: podman 4.3 refuses to make it again.
+    const again = podmanQuiet(["volume", "exists", this.names.homeVolume]) === 0;
+    await podmanAsync(["kube", "play", again ? this.fileAgain : this.file]);
     for (const line of podman(["pod", "inspect", this.names.pod, "--format", "{{range .Containers}}{{.Name}} {{end}}"]).split(/\s+/))
       if (line)
         for (const mount of this.mounts(line))
@@ -177,8 +192,18 @@ class Sandbox {
   }
 
   /** `podman kube down`: the pod goes, its volumes and the Secret stay. */
-  down(): void {
-    podman(["kube", "down", this.file]);
+  async down(): Promise<void> {
+    const failed = await podmanAsync(["kube", "down", this.file]).then(
+      () => undefined,
+      (err: Error) => err,
+    );
+    // Podman 4.3 sometimes fails to unmount a removed container's /dev/shm at once ("unlinkat …
+    // userdata/shm: device or resource busy"), leaving the pod half removed: removing it again does it.
+    for (let tries = 0; failed && podmanQuiet(["pod", "exists", this.names.pod]) === 0; tries++) {
+      if (tries === 5) throw failed;
+      await sleep(1000);
+      podmanQuiet(["pod", "rm", "-f", this.names.pod]);
+    }
   }
 
   /** Everything this sandbox made, by the names it was given. */
@@ -277,7 +302,7 @@ describe.skipIf(missing !== undefined)("deploy/kubernetes/sandbox.yaml under pod
     expect(info.user).toBe("agent");
     expect(info.ssh).toMatchObject({ available: true });
     expect(info.desktop).toMatchObject({ available: true });
-  });
+  }, 600_000);
 
   it("runs a shell job and prepares a workspace with the stand-in nixpkgs (pushed to the home's binary cache)", async () => {
     const shell = await client.shell("echo kube-kept-$((6*7))", { wait: 60_000 });
@@ -293,7 +318,7 @@ describe.skipIf(missing !== undefined)("deploy/kubernetes/sandbox.yaml under pod
       before.storePath = (done.job.result as { environment: { storePath: string } }).environment.storePath;
     }
     expect(await sh(client, "hello-a", { cwd: WORKSPACE })).toBe("hello-a from standin 1\n");
-  });
+  }, 600_000);
 
   it("mints links that name the public host, which open from this machine through the published port under that name only", async () => {
     const resolve = `${box.publicHost}:${box.httpPort}:127.0.0.1`;
@@ -345,7 +370,7 @@ describe.skipIf(missing !== undefined)("deploy/kubernetes/sandbox.yaml under pod
       },
     );
     expect(run.stdout.trim(), run.stderr).toBe("agent");
-  });
+  }, 600_000);
 
   it("Chromium opens the web terminal through the public name and the published port", async () => {
     const link = await client.request("terminal.open", { cols: 100, rows: 30 });
@@ -386,7 +411,7 @@ describe.skipIf(missing !== undefined)("deploy/kubernetes/sandbox.yaml under pod
       await browser.close();
     }
     times.workingMemory = memoryOf(box);
-  });
+  }, 600_000);
 
   it("readiness goes false while the state directory is not writable, and back", async () => {
     await sh(client, "chmod 0500 ~/.local/state/hotline");
@@ -397,13 +422,13 @@ describe.skipIf(missing !== undefined)("deploy/kubernetes/sandbox.yaml under pod
       await sh(client, "chmod 0700 ~/.local/state/hotline");
     }
     await readyzUntil(box, "200");
-  });
+  }, 600_000);
 
   it("after `podman kube down` and play again on the same volume: the token, the jobs and their output, and prepare restores the environment", async () => {
     before.jobs = (await client.request("jobs.list", { limit: 1000 })).jobs.map((j) => j.id);
     const token = box.token;
     await client.close();
-    box.down();
+    await box.down();
     expect(podman(["volume", "ls", "--format", "{{.Name}}"]).split("\n")).toContain(box.names.homeVolume);
     times.replay = await box.play();
     expect(box.token).toBe(token);
@@ -418,7 +443,7 @@ describe.skipIf(missing !== undefined)("deploy/kubernetes/sandbox.yaml under pod
     times.restore = Date.now() - started;
     expect(reply, JSON.stringify(reply)).toMatchObject({ ready: true, restored: {} });
     expect(await sh(client, "hello-a", { cwd: WORKSPACE })).toBe("hello-a from standin 1\n");
-  });
+  }, 600_000);
 
   it("a token rotated through its Secret (the file rewritten, as kubelet does) ends the old one and its connections without a restart", async () => {
     const { pid } = await client.request("state.info");
@@ -442,7 +467,7 @@ describe.skipIf(missing !== undefined)("deploy/kubernetes/sandbox.yaml under pod
     expect((await fresh.request("state.info")).pid).toBe(pid);
     client = fresh;
     box.token = next;
-  });
+  }, 600_000);
 
   it("four sandboxes from the same manifest at once: each its own volume and token, driven in parallel, one recreated while the others work, no cross-talk", async () => {
     await client.close();
@@ -476,7 +501,7 @@ describe.skipIf(missing !== undefined)("deploy/kubernetes/sandbox.yaml under pod
           return runs;
         }),
       );
-      second!.down();
+      await second!.down();
       times.fleetRecreate = await second!.play();
       expect(await working).toEqual([5, 5, 5]);
       clients[1] = await second!.client();
@@ -486,5 +511,5 @@ describe.skipIf(missing !== undefined)("deploy/kubernetes/sandbox.yaml under pod
     } finally {
       await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
     }
-  });
+  }, 600_000);
 });

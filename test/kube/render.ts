@@ -38,7 +38,15 @@ function rename(node: unknown, from: string, to: string): unknown {
 }
 
 /** The multi-document YAML to play, and the names podman gives what it makes. */
-export function renderSandbox(o: RenderOptions): { yaml: string; pod: string; container: string; homeVolume: string; secret: string } {
+export function renderSandbox(o: RenderOptions): {
+  yaml: string;
+  /** The same without the PersistentVolumeClaim, to play again once its volume exists (podman 4.3 refuses an existing one). */
+  yamlAgain: string;
+  pod: string;
+  container: string;
+  homeVolume: string;
+  secret: string;
+} {
   const docs = parseAllDocuments(readFileSync(SANDBOX_YAML, "utf8")).map((d) => rename(d.toJS(), EXAMPLE, o.id) as Obj);
   const byKind = (kind: string): Obj => docs.find((d) => d.kind === kind)!;
   byKind("Secret").data.token = Buffer.from(o.token).toString("base64");
@@ -81,6 +89,10 @@ export function renderSandbox(o: RenderOptions): { yaml: string; pod: string; co
   );
   return {
     yaml: docs.map((d) => stringify(d)).join("---\n"),
+    yamlAgain: docs
+      .filter((d) => d.kind !== "PersistentVolumeClaim")
+      .map((d) => stringify(d))
+      .join("---\n"),
     pod: pod.metadata.name,
     container: `${pod.metadata.name}-${main.name}`,
     homeVolume: byKind("PersistentVolumeClaim").metadata.name,
