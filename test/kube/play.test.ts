@@ -109,6 +109,7 @@ class Sandbox {
   constructor(
     readonly id: string,
     dir: string,
+    readonly warm = false,
   ) {
     this.scratch = join(dir, id);
     mkdirSync(join(this.scratch, "nix"), { recursive: true });
@@ -142,6 +143,7 @@ class Sandbox {
       publicHost: this.publicHost,
       standin: STANDIN,
       nixConfigDir: join(this.scratch, "nix"),
+      warm: this.warm,
     });
     writeFileSync(this.file, this.names.yaml);
     writeFileSync(this.fileAgain, this.names.yamlAgain);
@@ -168,7 +170,11 @@ class Sandbox {
       await sleep(250);
     }
     // Podman writes a Secret volume's data undecoded (4.3: base64 text): the token is whatever the file holds.
-    this.token = readFileSync(join(this.volumePath(this.names.secret), "token"), "utf8").trim();
+    // A warm sandbox's token is the one its daemon made in the home.
+    const tokenFile = this.names.secret
+      ? join(this.volumePath(this.names.secret), "token")
+      : join(this.volumePath(this.names.homeVolume), ".config/hotline/token");
+    this.token = readFileSync(tokenFile, "utf8").trim();
     return Date.now() - started;
   }
 
@@ -211,8 +217,8 @@ class Sandbox {
     if (!this.names) return;
     if (existsSync(this.file)) podmanQuiet(["kube", "down", this.file]);
     podmanQuiet(["pod", "rm", "-f", this.names.pod]);
-    for (const v of [this.names.homeVolume, this.names.secret, ...this.anonymous]) podmanQuiet(["volume", "rm", "-f", v]);
-    podmanQuiet(["secret", "rm", this.names.secret]);
+    for (const v of [this.names.homeVolume, this.names.secret, ...this.anonymous]) if (v) podmanQuiet(["volume", "rm", "-f", v]);
+    if (this.names.secret) podmanQuiet(["secret", "rm", this.names.secret]);
   }
 }
 
@@ -248,6 +254,7 @@ describe.skipIf(missing !== undefined)("deploy/kubernetes/sandbox.yaml under pod
   const times: Record<string, number | string> = {};
   const box = new Sandbox(`kube-a-${process.pid}`, dir);
   const fleet = [1, 2, 3, 4].map((n) => new Sandbox(`kube-f${n}-${process.pid}`, dir));
+  const warm = new Sandbox(`kube-w-${process.pid}`, dir, true);
   let client: HotlineClient;
   const before: { outputJob?: string; jobs: string[]; storePath?: string } = { jobs: [] };
 
@@ -272,7 +279,7 @@ describe.skipIf(missing !== undefined)("deploy/kubernetes/sandbox.yaml under pod
 
   afterAll(async () => {
     await client?.close().catch(() => undefined);
-    for (const b of [box, ...fleet]) b.remove();
+    for (const b of [box, warm, ...fleet]) b.remove();
     rmSync(dir, { recursive: true, force: true });
     console.info(`[kube] times (ms) and memory: ${JSON.stringify(times)}`);
   }, 300_000);
@@ -450,7 +457,7 @@ describe.skipIf(missing !== undefined)("deploy/kubernetes/sandbox.yaml under pod
     const held = await client.openConnection();
     const closedWith = new Promise<string>((resolve) => held.onClose(resolve));
     const next = newToken();
-    const dirOfSecret = box.volumePath(box.names.secret);
+    const dirOfSecret = box.volumePath(box.names.secret!);
     writeFileSync(join(dirOfSecret, "token.new"), next);
     renameSync(join(dirOfSecret, "token.new"), join(dirOfSecret, "token"));
     const deadline = Date.now() + 30_000;
@@ -469,8 +476,55 @@ describe.skipIf(missing !== undefined)("deploy/kubernetes/sandbox.yaml under pod
     box.token = next;
   }, 600_000);
 
-  it("four sandboxes from the same manifest at once: each its own volume and token, driven in parallel, one recreated while the others work, no cross-talk", async () => {
+  it("late binding: a warm sandbox (the template's pod: no Secret) is bound by writing the project's token over exec's stdin, then its .env by secrets.write", async () => {
     await client.close();
+    await box.down(); // room on two cores; its volume stays until the end
+    await warm.render();
+    warm.remove();
+    times.warmReady = await warm.play();
+    const own = warm.token; // what the daemon made; read here only to see it stop working
+    const generic = await warm.client(own);
+    const held = await generic.openConnection();
+    const closedWith = new Promise<string>((resolve) => held.onClose(resolve));
+    // README "Late binding", with podman exec for kubectl exec: the token on stdin, never in argv or env.
+    const project = newToken();
+    const bind = spawnSync(
+      "podman",
+      ["exec", "-i", warm.names.container, "sh", "-c", 'umask 077; f=$HOME/.config/hotline/token; cat > "$f.new" && mv -f "$f.new" "$f"'],
+      { input: project, encoding: "utf8", timeout: 60_000 },
+    );
+    expect(bind.status, bind.stderr).toBe(0);
+    const deadline = Date.now() + 30_000;
+    let bound: HotlineClient | undefined;
+    while (!bound) {
+      bound = await warm.client(project).catch(async (err: unknown) => {
+        if (Date.now() > deadline) throw err;
+        await sleep(200);
+        return undefined;
+      });
+    }
+    expect(await closedWith).toMatch(/^code 4001/);
+    await expect(warm.client(own)).rejects.toMatchObject({ code: "unauthorized" });
+    try {
+      await sh(
+        bound,
+        "git init -q -b main ~/origin && git -C ~/origin -c user.name=t -c user.email=t@example.com commit -q --allow-empty -m init",
+      );
+      const added = await bound.request("repos.add", { repo: "app", url: `file://${HOME}/origin`, wait: 120_000 });
+      expect(added.job.state, JSON.stringify(added.job.error)).toBe("succeeded");
+      const written = await bound.request("secrets.write", { repo: "app", values: { API_KEY: "k-123" } });
+      expect(written.names).toEqual(["API_KEY"]);
+      expect(await sh(bound, `cat ${written.path}; git -C $(dirname ${written.path}) status --porcelain --ignored .env`)).toMatch(
+        /API_KEY=k-123\n!! \.env\n$/,
+      );
+    } finally {
+      await bound.close();
+      await generic.close().catch(() => undefined);
+    }
+    warm.remove();
+  }, 600_000);
+
+  it("four sandboxes from the same manifest at once: each its own volume and token, driven in parallel, one recreated while the others work, no cross-talk", async () => {
     box.remove(); // room for the fleet on two cores
     const started = Date.now();
     for (const b of fleet) {

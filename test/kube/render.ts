@@ -22,6 +22,11 @@ export interface RenderOptions {
   token: string;
   /** The public host name (resolved to 127.0.0.1 by the test: curl --resolve, Chromium's resolver rules). */
   publicHost: string;
+  /**
+   * A warm sandbox, as agent-sandbox.yaml's template makes one: no token Secret (the daemon makes its
+   * own token in the home until a provider binds the sandbox by writing the project's over it).
+   */
+  warm?: boolean;
   /** Host directories mounted read-only: the nixpkgs stand-in and a Nix registry file's directory. */
   standin: string;
   nixConfigDir: string;
@@ -45,12 +50,20 @@ export function renderSandbox(o: RenderOptions): {
   pod: string;
   container: string;
   homeVolume: string;
-  secret: string;
+  /** The Secret's name (and the volume podman makes of it); none for a warm sandbox. */
+  secret: string | undefined;
 } {
-  const docs = parseAllDocuments(readFileSync(SANDBOX_YAML, "utf8")).map((d) => rename(d.toJS(), EXAMPLE, o.id) as Obj);
+  let docs = parseAllDocuments(readFileSync(SANDBOX_YAML, "utf8")).map((d) => rename(d.toJS(), EXAMPLE, o.id) as Obj);
   const byKind = (kind: string): Obj => docs.find((d) => d.kind === kind)!;
+  const secret = byKind("Secret").metadata.name as string;
   byKind("Secret").data.token = Buffer.from(o.token).toString("base64");
   const pod = byKind("Pod");
+  if (o.warm) {
+    docs = docs.filter((d) => d.kind !== "Secret");
+    pod.spec.volumes = pod.spec.volumes.filter((v: Obj) => v.name !== "token");
+    pod.spec.containers[0].volumeMounts = pod.spec.containers[0].volumeMounts.filter((m: Obj) => m.name !== "token");
+    pod.spec.containers[0].env = pod.spec.containers[0].env.filter((e: Obj) => e.name !== "HOTLINE_TOKEN_FILE");
+  }
   for (const c of [...pod.spec.initContainers, ...pod.spec.containers]) {
     c.image = o.image;
     c.imagePullPolicy = "Never";
@@ -96,6 +109,6 @@ export function renderSandbox(o: RenderOptions): {
     pod: pod.metadata.name,
     container: `${pod.metadata.name}-${main.name}`,
     homeVolume: byKind("PersistentVolumeClaim").metadata.name,
-    secret: byKind("Secret").metadata.name,
+    secret: o.warm ? undefined : secret,
   };
 }
