@@ -56,6 +56,8 @@ export interface Config {
   display?: string;
   /** The VNC server behind desktop.open, host:port; 127.0.0.1 and 5900 + the display number by default. */
   vnc?: string;
+  /** A token file the daemon only reads and watches (a mounted Secret's); none: `<config>/token`, made on first start. */
+  tokenFile?: string;
 }
 
 /** Config-file keys; the same names are the camelCase of the flags. */
@@ -88,6 +90,7 @@ const FILE_KEYS = [
   "previewUrl",
   "display",
   "vnc",
+  "tokenFile",
 ] as const;
 
 const CACHE_FILE_KEYS = ["push", "secretKeyFile", "substituters", "trustedPublicKeys"] as const;
@@ -155,6 +158,7 @@ export const SETTINGS: ReadonlyArray<Setting> = [
   { flag: "ssh-max-channels", key: "sshMaxChannels", env: "HOTLINE_SSH_MAX_CHANNELS", kind: "number" },
   { flag: "ssh-forward-any", key: "sshForwardAny", env: "HOTLINE_SSH_FORWARD_ANY", kind: "string" },
   { flag: "ssh-login-grace-ms", key: "sshLoginGraceMs", env: "HOTLINE_SSH_LOGIN_GRACE_MS", kind: "number" },
+  { flag: "token-file", key: "tokenFile", env: "HOTLINE_TOKEN_FILE", kind: "string" },
 ];
 
 /** The nixpkgs revision prepare pins new package definitions to, unless configured otherwise. */
@@ -275,6 +279,7 @@ export function loadConfig(flags: Record<string, string | string[] | undefined>,
   } as EnvironmentCacheConfig);
   for (const key of ["stateDir", "configDir", "cacheDir", "systemConfigDir", "workspaceRoot"] as const) merged[key] = resolve(merged[key]);
   if (merged.publicUrl !== undefined) merged.publicUrl = checkPublicUrl(merged.publicUrl);
+  if (merged.tokenFile !== undefined) merged.tokenFile = resolve(merged.tokenFile);
   checkSsh(merged);
   return Object.freeze({
     ...merged,

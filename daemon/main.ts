@@ -37,6 +37,8 @@ import { Desktop } from "./desktop/desktop.js";
 import { CdpRelay } from "./desktop/cdp-relay.js";
 import { VncRelay, vncAddress } from "./desktop/vnc-relay.js";
 import { vncRoute } from "./web/vnc-route.js";
+import { Health, readinessChecks } from "./server/health.js";
+import { TokenFileWatch } from "./tokens/file-watch.js";
 
 /** Parses daemon flags (`--port 0`, `--allow-origin X` …) from the SETTINGS table. */
 export function parseDaemonFlags(argv: string[]): Record<string, string | string[] | undefined> {
@@ -85,7 +87,10 @@ export async function runDaemon(argv: string[]): Promise<void> {
       { missing: missingFlags },
       "node was started without the daemon's launcher flags: every job start costs more (README: Memory and process start)",
     );
-  const tokens = new TokenStore(config.configDir);
+  const tokens = new TokenStore(config.configDir, undefined, undefined, config.tokenFile);
+  // A token file rewritten (a Secret updated) takes effect without a restart.
+  const tokenWatch = new TokenFileWatch(tokens, log);
+  tokenWatch.start();
   const activity = new Activity();
   const jobs = new JobManager({
     dir: join(config.stateDir, "jobs"),
@@ -138,6 +143,10 @@ export async function runDaemon(argv: string[]): Promise<void> {
   const cdp = new CdpRelay(tokens, services.desktop.browser, config.allowedOrigins, log);
   const dispatcher = new Dispatcher(ACTIONS, Object.values(HANDLERS), services);
   let url = "";
+  const health = new Health(
+    readinessChecks({ stateDir: config.stateDir, tokens, ssh: config.ssh === "on" ? services.ssh : undefined, display: config.display }),
+    log,
+  );
   const mcp = mcpRoute({ tokens, allowedOrigins: config.allowedOrigins, maxBodyBytes: config.maxPayloadBytes, url: () => url });
   const server = new HotlineServer({
     host: config.host,
@@ -150,7 +159,7 @@ export async function runDaemon(argv: string[]): Promise<void> {
     dispatcher,
     log,
     pages,
-    httpRoutes: [mcp, pageRoute(pages, tokens, pageAssets), cdp.httpRoute].map(trackRoute),
+    httpRoutes: [mcp, pageRoute(pages, tokens, pageAssets), cdp.httpRoute, ...health.routes()].map(trackRoute),
     hostRoutes: preview.proxy,
     upgradeRoutes: [cdp.upgradeRoute, vncRoute(vnc, tokens, pages)],
   });
@@ -192,6 +201,7 @@ export async function runDaemon(argv: string[]): Promise<void> {
       process.exit(1);
     }, SHUTDOWN_DEADLINE_MS);
     // Each step on its own: one that fails must not keep the next (jobs, daemon.json) from running.
+    tokenWatch.close();
     for (const [what, step] of [
       ["mcp", () => mcp.close()],
       ["preview", async () => preview.proxy.close()],

@@ -384,7 +384,9 @@ describe("Dockerfile", () => {
     ).toBe(true);
     expect(finalStage.some((i) => i.keyword === "USER" && i.args === "agent")).toBe(true);
     expect(finalStage.find((i) => i.keyword === "VOLUME")?.args).toBe("/home/agent");
-    expect(finalStage.find((i) => i.keyword === "HEALTHCHECK")?.args).toMatch(/"\/opt\/hotline\/bin\/hotline", "state", "info"/);
+    // The daemon's unauthenticated readiness endpoint, with the curl the image carries (debian-packages.txt).
+    expect(finalStage.find((i) => i.keyword === "HEALTHCHECK")?.args).toMatch(/"curl", "-fsS", .*"http:\/\/127\.0\.0\.1:7070\/readyz"\]$/);
+    expect(readListFile(readFileSync(join(IMAGE, "debian-packages.txt"), "utf8"))).toContain("curl");
     expect(JSON.parse(finalStage.find((i) => i.keyword === "ENTRYPOINT")!.args)).toEqual([
       "/usr/local/libexec/hotline-image/start-supervisord",
     ]);

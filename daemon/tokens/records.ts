@@ -50,6 +50,11 @@ export interface TokenRequest {
 
 /** The id of the token in `<config>/token`: scope manage, never expires, cannot be revoked. */
 export const PRIMARY_TOKEN_ID = "primary";
+
+/** Whether `id` is a token file's token's, of any generation (`primary`, `primary.2` … see TokenTable.primaryId). */
+export function isPrimaryId(id: string): boolean {
+  return id === PRIMARY_TOKEN_ID || /^primary\.\d+$/.test(id);
+}
 /** Lifetime of an issued token when `tokens.create` names none. */
 export const DEFAULT_TOKEN_TTL_MS = 24 * 3600 * 1000;
 /**

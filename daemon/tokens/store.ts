@@ -9,6 +9,7 @@ import { TokenFileWriter } from "./file-writer.js";
 import {
   DEFAULT_TOKEN_TTL_MS,
   type IssuedToken,
+  isPrimaryId,
   MAX_LIVE_TOKENS,
   PRIMARY_TOKEN_ID,
   publicInfo,
@@ -36,6 +37,19 @@ export {
 /** After a failed write of tokens.json, how long until the table is written again (the file lacks a change). */
 const SAVE_RETRY_MS = 5000;
 
+/** What a token file may hold: printable ASCII without spaces (tokenFromFile). */
+const TOKEN_TEXT = /^[\x21-\x7e]+$/;
+
+/** The token a token file holds (its text, trimmed), or why it holds none. */
+export function tokenFromFile(text: string, minLength = 1): { ok: true; token: string } | { ok: false; why: string } {
+  const token = text.trim();
+  if (token.length === 0) return { ok: false, why: "the token file is empty" };
+  if (token.length > 4096) return { ok: false, why: "the token file holds more than 4096 characters" };
+  if (!TOKEN_TEXT.test(token)) return { ok: false, why: "the token holds a space or a character outside printable ASCII" };
+  if (token.length < minLength) return { ok: false, why: `the token is shorter than ${minLength} characters` };
+  return { ok: true, token };
+}
+
 /**
  * Tokens live in files only: `<config>/token` is the `manage` token (created 0600 on first start);
  * tokens issued later are kept as SHA-256 hashes in `<config>/tokens.json`, with scope and expiry.
@@ -47,16 +61,32 @@ export class TokenStore {
   private readonly file: TokenFileWriter;
   private readonly revokeListeners: Array<(id: string) => void> = [];
 
+  /** Where the hash of the token file's token in force is kept, to notice a token replaced while the daemon was down. */
+  private readonly primaryRecord: string;
+  /** The token file: `<config>/token` unless `tokenFile` names another (a mounted Secret's). */
+  readonly tokenPath: string;
+
+  /**
+   * `tokenFile`: a token file the daemon only reads (a Kubernetes Secret's, say): never created, its
+   * mode left alone, and while it is missing or empty no token-file token is accepted. Without it,
+   * `<config>/token` is made on first start.
+   */
   constructor(
     configDir: string,
     private readonly maxLive = MAX_LIVE_TOKENS,
     retryMs = SAVE_RETRY_MS,
+    tokenFile?: string,
   ) {
     mkdirSync(configDir, { recursive: true, mode: 0o700 });
-    const tokenPath = join(configDir, "token");
-    if (!existsSync(tokenPath)) writeFileAtomicSync(tokenPath, `${randomBytes(32).toString("base64url")}\n`, { mode: 0o600, fsync: true });
-    chmodSync(tokenPath, 0o600);
-    this.table = new TokenTable(sha256(readFileSync(tokenPath, "utf8").trim()));
+    this.tokenPath = tokenFile ?? join(configDir, "token");
+    if (tokenFile === undefined) {
+      if (!existsSync(this.tokenPath))
+        writeFileAtomicSync(this.tokenPath, `${randomBytes(32).toString("base64url")}\n`, { mode: 0o600, fsync: true });
+      chmodSync(this.tokenPath, 0o600);
+    }
+    const primary = readTokenFile(this.tokenPath);
+    this.table = new TokenTable(primary === undefined ? undefined : sha256(primary));
+    this.primaryRecord = join(configDir, "token.sha256");
     const issuedPath = join(configDir, "tokens.json");
     // Expired and revoked tokens are dropped whenever the file is written, so it stays small.
     this.file = new TokenFileWriter(
@@ -68,6 +98,68 @@ export class TokenStore {
     // A write cut short by a crash leaves its temporary sibling; tokens.json itself is old or new.
     for (const name of readdirSync(configDir)) if (name.startsWith("tokens.json.tmp-")) rmSync(join(configDir, name), { force: true });
     if (existsSync(issuedPath)) this.table.load(JSON.parse(readFileSync(issuedPath, "utf8")) as IssuedToken[]);
+    // A recorded hash that differs: the token file was replaced while the daemon was down, so what
+    // the old token issued goes too (tokens.json is written again at once, off the event loop).
+    if (primary !== undefined) {
+      const recorded = this.recordedPrimary();
+      if (recorded !== sha256(primary).toString("hex")) {
+        if (recorded !== undefined && this.dropIssued().length > 0) this.file.persist().catch(() => {});
+        this.recordPrimary(sha256(primary));
+      }
+    }
+  }
+
+  /** Whether a token file's token is in force (readiness: a daemon nobody can reach is not ready). */
+  get hasPrimary(): boolean {
+    return this.table.hasPrimary;
+  }
+
+  /**
+   * Puts a new token file's token in force, without a restart: the old one is refused from this call,
+   * and so is every token issued so far (all of them descend from it), which are dropped from
+   * tokens.json; the listeners then close every connection that used them. The same token again is
+   * nothing. Resolves with whether it replaced one.
+   */
+  async replacePrimary(token: string): Promise<boolean> {
+    const hash = sha256(token);
+    if (this.table.isPrimary(hash)) return false;
+    const before = this.table.hasPrimary ? this.table.primaryId : undefined;
+    // A token file that was missing and now holds the token last in force (recorded) takes nothing away.
+    const same = before === undefined && this.recordedPrimary() === hash.toString("hex");
+    this.table.setPrimary(hash);
+    const gone = same ? [] : this.dropIssued();
+    this.recordPrimary(hash);
+    try {
+      if (gone.length > 0) await this.file.persist();
+    } finally {
+      for (const id of before === undefined ? gone : [before, ...gone]) for (const listener of this.revokeListeners) listener(id);
+    }
+    return true;
+  }
+
+  /** Drops every issued token (remembered as revoked); their ids. */
+  private dropIssued(): string[] {
+    const all = this.table.all;
+    this.table.load([]);
+    for (const t of all) this.table.remember(t.sha256, "revoked");
+    return all.map((t) => t.id);
+  }
+
+  /** The hash of the token file's token last in force, as recorded (hex), if any. */
+  private recordedPrimary(): string | undefined {
+    try {
+      return readFileSync(this.primaryRecord, "utf8").trim();
+    } catch {
+      return undefined;
+    }
+  }
+
+  private recordPrimary(hash: Buffer): void {
+    try {
+      writeFileAtomicSync(this.primaryRecord, `${hash.toString("hex")}\n`, { mode: 0o600 });
+    } catch {
+      // A read-only config directory: a replacement while the daemon is down then keeps the issued tokens.
+    }
   }
 
   /** Writes of tokens.json started so far: a burst of changes shares one (tests read it). */
@@ -125,7 +217,8 @@ export class TokenStore {
     if (label !== undefined) record.label = label;
     if (use !== "api") record.use = use;
     if (port !== undefined) record.port = port;
-    if (issuer !== undefined) record.issuer = issuer;
+    // Every generation of the token file's token issues as `primary` (a replacement drops what the old one issued).
+    if (issuer !== undefined) record.issuer = isPrimaryId(issuer) ? PRIMARY_TOKEN_ID : issuer;
     if (pageOnly) record.pageOnly = true;
     if (live.length !== this.table.all.length) this.table.load(live);
     this.table.add(record);
@@ -135,7 +228,8 @@ export class TokenStore {
 
   /** What an issuer allows: its scope and its (chain's) expiry; throws when it may not issue `scope`. */
   private issuerBound(issuer: string | undefined, scope: Scope, now: number, use: TokenUse = "api"): { scope: Scope; expiresAt?: number } {
-    if (issuer === undefined || issuer === PRIMARY_TOKEN_ID) return { scope: "manage" };
+    if (issuer === undefined || issuer === this.table.primaryId) return { scope: "manage" };
+    if (isPrimaryId(issuer)) throw new ActionError("unauthorized", "the token file's token has been replaced; reconnect with the new one");
     const why = this.table.invalidReason(issuer, now);
     if (why !== undefined) throw new ActionError("unauthorized", `${why}; reconnect with a valid token`);
     const record = this.table.get(issuer)!;
@@ -163,10 +257,10 @@ export class TokenStore {
    * connection that uses them, and the promise settles; the revoking request's reply goes first.
    */
   async revoke(id: string, now = Date.now()): Promise<TokenInfo> {
-    if (id === PRIMARY_TOKEN_ID)
+    if (isPrimaryId(id))
       throw new ActionError(
         "invalid_request",
-        `the ${PRIMARY_TOKEN_ID} token (the token file's) cannot be revoked; replace <config>/token and restart the daemon instead`,
+        `the ${PRIMARY_TOKEN_ID} token (the token file's) cannot be revoked; replace the token file instead (the daemon takes the new token at once and drops every token the old one issued)`,
         { path: "/tokenId" },
       );
     const live = this.table.live(now);
@@ -195,4 +289,17 @@ export class TokenStore {
   flush(): Promise<void> {
     return this.file.flush();
   }
+}
+
+/** The token a token file holds at start (any non-empty text, trimmed), or undefined when it is missing or holds none. */
+function readTokenFile(path: string): string | undefined {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw err;
+  }
+  const read = tokenFromFile(text);
+  return read.ok ? read.token : undefined;
 }

@@ -1,5 +1,5 @@
 import { timingSafeEqual } from "node:crypto";
-import { type IssuedToken, PRIMARY_TOKEN_ID, sha256, type TokenCheck, type TokenUse } from "./records.js";
+import { type IssuedToken, isPrimaryId, PRIMARY_TOKEN_ID, sha256, type TokenCheck, type TokenUse } from "./records.js";
 
 /** Tokens dropped from the file whose end is remembered (in memory) so a refusal can say why. */
 const REMEMBERED_ENDS = 1000;
@@ -20,7 +20,37 @@ export class TokenTable {
    */
   private readonly parsed = new WeakMap<IssuedToken, { hash: Buffer; expiresAt: number | undefined }>();
 
-  constructor(private readonly primaryHash: Buffer) {}
+  /** The token file's token (its hash), or undefined while there is none (a token file not written yet). */
+  private primaryHash: Buffer | undefined;
+  /**
+   * The id connections of the current token file's token carry: `primary`, then `primary.2`, `primary.3`
+   * … after each replacement, so the old one's connections are told apart from the new one's.
+   */
+  primaryId = PRIMARY_TOKEN_ID;
+  private primaryGeneration = 1;
+
+  constructor(primaryHash: Buffer | undefined) {
+    this.primaryHash = primaryHash;
+  }
+
+  /** Whether a token file's token is loaded (readiness). */
+  get hasPrimary(): boolean {
+    return this.primaryHash !== undefined;
+  }
+
+  /** Whether `hash` is the token file's token now. */
+  isPrimary(hash: Buffer): boolean {
+    return this.primaryHash !== undefined && timingSafeEqual(hash, this.primaryHash);
+  }
+
+  /**
+   * Installs a new token file's token. The first one (none before) keeps the id `primary`; a
+   * replacement gets the next generation's id, so `invalidReason` ends every connection of the old one.
+   */
+  setPrimary(hash: Buffer): void {
+    if (this.primaryHash !== undefined) this.primaryId = `${PRIMARY_TOKEN_ID}.${++this.primaryGeneration}`;
+    this.primaryHash = hash;
+  }
 
   /** Every record, live or not, in file order (what tokens.json is written from). */
   get all(): readonly IssuedToken[] {
@@ -49,8 +79,7 @@ export class TokenTable {
   check(token: string | undefined, now: number, use: TokenUse): TokenCheck {
     if (!token) return { ok: false, reason: "missing" };
     const hash = sha256(token);
-    if (timingSafeEqual(hash, this.primaryHash))
-      return use === "api" ? { ok: true, scope: "manage", id: PRIMARY_TOKEN_ID } : { ok: false, reason: "wrong" };
+    if (this.isPrimary(hash)) return use === "api" ? { ok: true, scope: "manage", id: this.primaryId } : { ok: false, reason: "wrong" };
     for (const t of this.issued) {
       const stored = this.meta(t).hash;
       if (stored.length !== hash.length || !timingSafeEqual(hash, stored)) continue;
@@ -74,7 +103,7 @@ export class TokenTable {
 
   /** Why the token with this id no longer holds (expired, revoked), or undefined while it does. */
   invalidReason(id: string, now: number): string | undefined {
-    if (id === PRIMARY_TOKEN_ID) return undefined;
+    if (isPrimaryId(id)) return id === this.primaryId ? undefined : "the token file's token has been replaced";
     const t = this.byId.get(id);
     if (!t) return `token ${id} has been revoked`;
     if (t.expiresAt && Date.parse(t.expiresAt) <= now) return `token ${id} expired at ${t.expiresAt}`;

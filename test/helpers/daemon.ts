@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -87,7 +87,9 @@ export class TestDaemon {
       proc.once("exit", (code) => reject(new Error(`daemon exited (${code}) before listening:\n${daemon.logLines.join("\n")}`)));
     });
     daemon.url = await listening;
-    daemon.token = readFileSync(join(dirs.config, "token"), "utf8").trim();
+    // A daemon told of a token file elsewhere (--token-file) may start before it exists: no token then.
+    const tokenFile = options.env?.HOTLINE_TOKEN_FILE ?? join(dirs.config, "token");
+    daemon.token = existsSync(tokenFile) ? readFileSync(tokenFile, "utf8").trim() : "";
     return daemon;
   }
 
