@@ -1041,6 +1041,7 @@ class PortsListResultPortsItem(_PortsListResultPortsItemRequired, total=False):
     pid: int
     command: str
     job: str
+    foreignJob: Literal[True]
 
 
 class PortsListResult(TypedDict):
@@ -1067,6 +1068,7 @@ class _PreviewOpenParamsRequired(TypedDict):
 class PreviewOpenParams(_PreviewOpenParamsRequired, total=False):
     ttlMs: int
     path: str
+    waitMs: int
 
 
 class PreviewOpenResult1(TypedDict):
