@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
+from ._socket import MAX_MESSAGE_BYTES
 from .errors import HotlineError
 from .frames import FollowEvent
 
@@ -167,6 +168,17 @@ class FollowStream:
         if self._stopped:
             return False
         self._connection = None
+        if connection.too_big:
+            # The same follow from the same offset brings the same message: fail now, not after every reconnect.
+            self._fail(
+                HotlineError(
+                    "limit_exceeded",
+                    f"the daemon sent a message over the client's {MAX_MESSAGE_BYTES}-byte limit while following {self.job} "
+                    f"(close code 1009); resume with from_={self._cursor}",
+                    details={"job": self.job, "from": self._cursor},
+                )
+            )
+            return False
         return await self._dropped(HotlineError("unavailable", f"the connection closed while following {self.job}"))
 
     def _on_event(self, frame: dict[str, Any]) -> None:
