@@ -106,17 +106,18 @@ export class PacedIntake {
       // Read no more while anything waits: the kernel holds it meanwhile.
       return p.queue.length === 0 && !p.blocked;
     };
+    // Bytes the socket read after the sorter paused it were buffered by the stream: they follow
+    // `first`, and come before any read from now on (those come through the push above).
+    if (socket.readableLength > 0) {
+      const buffered = socket.read() as Buffer | null;
+      if (buffered?.length) p.queue.push(buffered);
+    }
     socket._read = (size: number): void => {
       p.blocked = false;
       if (!p.queue.length) return p.read.call(socket, size);
       p.wantsRead = true;
       this.wait(p);
     };
-    // Bytes the socket read after the sorter paused it were buffered by the stream: they follow `first`.
-    if (socket.readableLength > 0) {
-      const buffered = socket.read() as Buffer | null;
-      if (buffered?.length) p.queue.push(buffered);
-    }
     socket.once("close", () => {
       p.queue.length = 0;
       this.waiting.delete(p);
