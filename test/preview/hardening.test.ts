@@ -4,27 +4,9 @@ import { promisify } from "node:util";
 import { connect, createServer, type Server, type Socket } from "node:net";
 import { TestDaemon, type TestClient } from "../helpers/daemon.js";
 import { describeStall, stallsOverBudget } from "../helpers/stalls.js";
-import { portOf, previewRequest, rssOf, startApp, untilQuiet } from "./helpers.js";
+import { portOf, previewRequest, rawExchange, rssOf, startApp, untilQuiet } from "./helpers.js";
 
 /** Issue 33 #5, #11–#14 and issue 38's `curl -L`: the preview proxy's rough edges, on the wire. */
-
-/** Sends raw bytes to the daemon's port; resolves with what was read until the daemon closes (or `ms` pass). */
-function exchange(daemonPort: number, bytes: string, ms = 5000): Promise<{ text: string; closed: boolean }> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(daemonPort, "127.0.0.1");
-    const chunks: Buffer[] = [];
-    const done = (closed: boolean) => {
-      clearTimeout(timer);
-      socket.destroy();
-      resolve({ text: Buffer.concat(chunks).toString("latin1"), closed });
-    };
-    const timer = setTimeout(() => done(false), ms);
-    socket.on("data", (c: Buffer) => chunks.push(c));
-    socket.on("close", () => done(true));
-    socket.on("error", reject);
-    socket.write(bytes);
-  });
-}
 
 /** A raw app on loopback that answers every request with `answer` (its own framing, as written). */
 async function rawApp(answer: string | ((socket: Socket) => void)): Promise<{ server: Server; port: number }> {
@@ -107,12 +89,12 @@ describe("preview proxy hardening", () => {
     const { token: t } = await token(app.port);
     const host = `${app.port}.localhost:${daemonPort}`;
     const before = app.seen.length;
-    const ok = await exchange(
+    const ok = await rawExchange(
       daemonPort,
       `GET http://${host}/abs?y=2 HTTP/1.1\r\nHost: ${host}\r\nX-Hotline-Preview-Token: ${t}\r\nConnection: close\r\n\r\n`,
     );
     expect(ok.text).toMatch(/^HTTP\/1\.1 200 [\s\S]*app \/abs\?y=2/);
-    const other = await exchange(
+    const other = await rawExchange(
       daemonPort,
       `GET http://evil.example/steal HTTP/1.1\r\nHost: ${host}\r\nX-Hotline-Preview-Token: ${t}\r\n\r\n`,
     );
@@ -126,7 +108,7 @@ describe("preview proxy hardening", () => {
     onTestFinished(() => void twice.server.close());
     const { token: t } = await token(twice.port);
     const host = `${twice.port}.localhost:${daemonPort}`;
-    const { text } = await exchange(
+    const { text } = await rawExchange(
       daemonPort,
       `GET / HTTP/1.1\r\nHost: ${host}\r\nX-Hotline-Preview-Token: ${t}\r\nConnection: close\r\n\r\n`,
     );

@@ -1,4 +1,4 @@
-import { createServer } from "node:net";
+import { connect, createServer } from "node:net";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import {
@@ -127,4 +127,22 @@ export async function untilQuiet(pid: number, limitMs = 120_000): Promise<void> 
     quiet = now - last < 5 ? quiet + 1 : 0;
     last = now;
   }
+}
+
+/** Sends raw bytes to the daemon's port and resolves with everything read until the daemon closes (or `ms` pass). */
+export function rawExchange(daemonPort: number, bytes: string | Buffer, ms = 5000): Promise<{ text: string; closed: boolean }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(daemonPort, "127.0.0.1");
+    const chunks: Buffer[] = [];
+    const done = (closed: boolean) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve({ text: Buffer.concat(chunks).toString("latin1"), closed });
+    };
+    const timer = setTimeout(() => done(false), ms);
+    socket.on("data", (c: Buffer) => chunks.push(c));
+    socket.on("close", () => done(true));
+    socket.on("error", reject);
+    socket.write(bytes);
+  });
 }
