@@ -41,6 +41,9 @@ export const DEFAULT_PREVIEW_LIMITS: PreviewLimits = {
   maxHeaderBytes: 64 * 1024,
 };
 
+/** A Host that is a plain authority (name or address, port): the redirect's origin is then the one the client used. */
+const AUTHORITY = /^[A-Za-z0-9.-]+(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/;
+
 /** How often sockets of expired links are looked for (and closed). */
 const SWEEP_MS = 1000;
 
@@ -146,7 +149,7 @@ export class PreviewProxy implements RequestHandler {
     if (presented!.source === "query" && (head.method === "GET" || head.method === "HEAD") && isBrowser(head.headers)) {
       const headers = {
         // Absolute, on the preview's own origin: a path like `//evil.example/` is never another site.
-        Location: `${host.proto}://${hostHeader}${query.url}`,
+        Location: `${AUTHORITY.test(hostHeader) ? `${host.proto}://${hostHeader}` : this.hosts.origin(port)}${query.url}`,
         "Set-Cookie": previewCookies(presented!.token, grant.expiresAt, host.secure),
         "Cache-Control": "no-store",
         "Referrer-Policy": "no-referrer",

@@ -83,6 +83,14 @@ describe("preview proxy hardening", () => {
       // How a browser resolves the Location against the link (WHATWG URL: `\` is `/` in http URLs).
       expect(new URL(nav.headers.location!, link.url).origin, nav.headers.location).toBe(`http://${app.port}.localhost:${daemonPort}`);
     }
+    // A Host spelled with more than a name and port (it still names the preview) redirects to the preview's own address.
+    const link = await token(app.port);
+    const odd = await previewRequest(daemon.url, app.port, {
+      path: new URL(link.url).pathname + new URL(link.url).search,
+      headers: { Host: `evil.example@${app.port}.localhost:${daemonPort}`, "Sec-Fetch-Mode": "navigate" },
+    });
+    expect(odd.status).toBe(302);
+    expect(odd.headers.location).toBe(`http://${app.port}.localhost:${daemonPort}/`);
   });
 
   it("sends an absolute-form target to the app as origin-form, and refuses one naming another host (400)", async () => {
