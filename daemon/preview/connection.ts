@@ -26,8 +26,8 @@ export interface RequestHandler {
   handle(conn: PreviewConnection, head: RequestHead, rest: Buffer): void;
   /** The connection waits for its next request (an unauthorised socket again, for the daemon's budget). */
   idle(client: Socket): void;
-  /** An exchange `run` started has ended (answered, failed or its client gone). */
-  ended(): void;
+  /** An exchange `run` started for `port` has ended (answered, failed or its client gone). */
+  ended(port: number): void;
   address(port: number): Promise<string | undefined> | string | undefined;
   forget(port: number): void;
 }
@@ -131,6 +131,19 @@ export class PreviewConnection implements ExchangeOwner {
     }
     this.phase = "head";
     this.handler.idle(this.client);
+    // A client that does not take its answers gets no more of them: its next request waits, unread
+    // (the daemon's own pages are written whole; an app's answer is paced by the client already).
+    if (this.client.writableNeedDrain) {
+      this.client.pause();
+      this.client.once("drain", this.readNext);
+      return;
+    }
+    this.readNext();
+  }
+
+  /** Reads the next request: the one already here (pipelined), or what the client sends next. */
+  private readonly readNext = (): void => {
+    if (this.phase !== "head") return;
     if (!this.pending) {
       if (this.client.isPaused()) this.client.resume();
       return;
@@ -143,7 +156,7 @@ export class PreviewConnection implements ExchangeOwner {
       this.client.resume();
       if (pending?.length) this.onData(pending);
     });
-  }
+  };
 
   /** Writes a whole answer of the daemon's own and goes on as `done(close)` would; `rest` followed the request. */
   answer(text: string, close: boolean, rest?: Buffer): void {
@@ -153,9 +166,10 @@ export class PreviewConnection implements ExchangeOwner {
   }
 
   private endExchange(): void {
-    if (!this.exchange) return;
+    const exchange = this.exchange;
+    if (!exchange) return;
     this.exchange = undefined;
-    this.handler.ended();
+    this.handler.ended(exchange.port);
   }
 
   private readonly onTimeout = (): void => {

@@ -150,6 +150,11 @@ export class Exchange implements UpstreamUser {
     return end < 0 ? undefined : chunk.subarray(end);
   }
 
+  /** The app's port this request goes to. */
+  get port(): number {
+    return this.out.target.port;
+  }
+
   get requestDone(): boolean {
     return this.out.bodyDone;
   }
@@ -221,6 +226,10 @@ export class Exchange implements UpstreamUser {
     if (head.status === 101) throw new HeadError(502, "the app switched protocols on a request that did not ask to");
     const interim = head.status < 200;
     const responseEnd = interim ? undefined : responseBodyEnd(head, this.out.method);
+    // Both framings (RFC 9112 §6.3): Transfer-Encoding wins, the length is not passed on, and a
+    // socket whose app framed an answer two ways is not trusted with another request.
+    const framedTwice = head.transferEncoding !== undefined && head.contentLength !== undefined;
+    if (framedTwice) this.reusable = false;
     if (responseEnd) {
       this.responseEnd = responseEnd;
       // The answer comes while the request is still being sent: neither connection can be trusted to line up after it.
@@ -229,7 +238,7 @@ export class Exchange implements UpstreamUser {
         this.reusable = false;
     }
     this.answered = true;
-    const text = responseHead(head.status, head.reason, head.headers, head.connection, this.out.target, !interim && this.closeClient);
+    const text = responseHead(head, this.out.target, !interim && this.closeClient);
     const client = this.owner.client;
     client.cork();
     client.write(text, "latin1");

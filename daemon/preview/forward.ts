@@ -1,5 +1,6 @@
-import { PREVIEW_HEADER } from "../../protocol/actions/preview.js";
-import { type RawHeaders, tokenSet } from "./http1/head.js";
+import { PREVIEW_HEADER, PREVIEW_QUERY_PARAM } from "../../protocol/actions/preview.js";
+import { stripQueryToken } from "./access.js";
+import { type RawHeaders, type ResponseHead, tokenSet } from "./http1/head.js";
 
 /** Headers of one hop only (RFC 9110 §7.6.1): never forwarded as they came. */
 const HOP_BY_HOP = new Set([
@@ -72,11 +73,20 @@ export function requestHead(r: ForwardRequest, target: ForwardTarget): string {
       (!r.upgrade && lower === "transfer-encoding") ||
       !(HOP_BY_HOP.has(lower) || dropped?.has(lower));
     if (!kept) continue;
-    head += `${name}: ${lower === "origin" && value.toLowerCase() === origin ? `http://localhost:${target.port}` : value}\r\n`;
+    head += `${name}: ${lower === "origin" || lower === "referer" ? forOrigin(lower, value, origin, target.port) : value}\r\n`;
   }
   if (r.cookie !== undefined) head += `Cookie: ${r.cookie}\r\n`;
   if (r.minor === 0 && !r.upgrade) head += "Connection: close\r\n";
   return `${head}X-Forwarded-Host: ${target.publicHost}\r\nX-Forwarded-Proto: ${target.proto}\r\nX-Forwarded-For: ${forwardedFor}${target.remoteAddress}\r\n\r\n`;
+}
+
+/**
+ * An Origin of the preview itself, as the app's own (`http://localhost:<port>`); a Referer without
+ * the link's token (a page opened by the link as given, token in its address, sends it along).
+ */
+function forOrigin(lower: string, value: string, origin: string, port: number): string {
+  if (lower === "origin") return value.toLowerCase() === origin ? `http://localhost:${port}` : value;
+  return value.includes(PREVIEW_QUERY_PARAM) ? stripQueryToken(value).url : value;
 }
 
 const localOrigins = new Map<number, RegExp>();
@@ -96,23 +106,20 @@ function localOrigin(port: number): RegExp {
  * The app's response head as the client gets it: its headers untouched (no CORS or other header
  * added) but for the hop-by-hop ones and a Location that points at `localhost:<port>` (or a
  * loopback address with that port), which is rewritten to the preview's own address. The body's
- * framing is forwarded as it came (`Transfer-Encoding` kept); `close` says the daemon closes the
- * client's connection after it.
+ * framing is forwarded as it came (`Transfer-Encoding` kept); a `Content-Length` beside a
+ * `Transfer-Encoding` is dropped (RFC 9112 §6.3: the coding wins, and a client must not see two
+ * framings). `close` says the daemon closes the client's connection after it.
  */
-export function responseHead(
-  status: number,
-  reason: string,
-  raw: RawHeaders,
-  connection: string,
-  target: ForwardTarget,
-  close: boolean,
-): string {
-  const dropped = listed(connection);
-  let head = `HTTP/1.1 ${status} ${reason}\r\n`;
+export function responseHead(response: ResponseHead, target: ForwardTarget, close: boolean): string {
+  const dropped = listed(response.connection);
+  const raw = response.headers;
+  const coded = response.transferEncoding !== undefined;
+  let head = `HTTP/1.1 ${response.status} ${response.reason}\r\n`;
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i]!;
     const lower = name.toLowerCase();
     if (lower !== "transfer-encoding" && (HOP_BY_HOP.has(lower) || dropped?.has(lower))) continue;
+    if (coded && lower === "content-length") continue;
     head += `${name}: ${lower === "location" ? raw[i + 1]!.replace(localOrigin(target.port), target.publicOrigin) : raw[i + 1]!}\r\n`;
   }
   return `${head}${close ? "Connection: close\r\n" : ""}\r\n`;

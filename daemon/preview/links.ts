@@ -16,6 +16,14 @@ export class PreviewLinks {
     return this.hosts.unavailable();
   }
 
+  /** Refuses a port no link may open: the daemon's own. */
+  checkPort(port: number): void {
+    if (port === this.hosts.ownPort)
+      throw new ActionError("invalid_request", `port ${port} is the daemon's own; a preview opens a server the jobs run`, {
+        path: "/port",
+      });
+  }
+
   async issue(
     port: number,
     scope: Scope,
@@ -23,10 +31,7 @@ export class PreviewLinks {
     ttlMs: number | undefined,
     path = "/",
   ): Promise<{ url: string; expiresAt: string; tokenId: string }> {
-    if (port === this.hosts.ownPort)
-      throw new ActionError("invalid_request", `port ${port} is the daemon's own; a preview opens a server the jobs run`, {
-        path: "/port",
-      });
+    this.checkPort(port);
     const { token, id, expiresAt } = await this.tokens.create({
       scope,
       ttlMs: ttlMs ?? DEFAULT_PREVIEW_TTL_MS,

@@ -1,4 +1,4 @@
-import { readFile } from "node:fs/promises";
+import { type FileHandle, open } from "node:fs/promises";
 
 /** One listening TCP socket as /proc/net/tcp{,6} shows it. */
 export interface ListenEntry {
@@ -43,33 +43,70 @@ function ipv6(hex: string): string {
   return `${groups.slice(0, best.at).join(":")}::${groups.slice(best.at + best.len).join(":")}`;
 }
 
-/** The listening sockets of one table's text (`family` says which table it was). */
-export function parseListenTable(text: string, family: "ipv4" | "ipv6"): ListenEntry[] {
-  const out: ListenEntry[] = [];
-  for (const line of text.split("\n").slice(1)) {
-    const f = line.trim().split(/\s+/);
-    if (f.length < 10 || f[3] !== LISTEN) continue;
-    const [addr, portHex] = f[1]!.split(":");
-    if (!addr || !portHex) continue;
-    out.push({ port: Number.parseInt(portHex, 16), address: family === "ipv4" ? ipv4(addr) : ipv6(addr), family, inode: f[9]! });
+/**
+ * One row of a table: `sl: local rem st tx:rx tr:when retrnsmt uid timeout inode`. Only the rows'
+ * state, local address and inode are read.
+ */
+const ROW = /^ *\d+: ([0-9A-F]+):([0-9A-F]{4}) [0-9A-F]+:[0-9A-F]{4} ([0-9A-F]{2}) (?:\S+ +){5}(\d+)/;
+
+/**
+ * The listening sockets among a table's rows; `done` once a row in another state is seen. The
+ * kernel prints a table's listening hash before its established one (tcp_seq_start in
+ * net/ipv4/tcp_ipv4.c, for tcp6 too), so every listener comes before the first other row: with
+ * 40,000 connections open, the listeners are in the table's first page.
+ */
+export function parseListenRows(text: string, family: "ipv4" | "ipv6"): { entries: ListenEntry[]; done: boolean } {
+  const entries: ListenEntry[] = [];
+  for (const line of text.split("\n")) {
+    const m = ROW.exec(line);
+    if (!m) continue; // the header, or an empty line
+    if (m[3] !== LISTEN) return { entries, done: true };
+    entries.push({ port: Number.parseInt(m[2]!, 16), address: family === "ipv4" ? ipv4(m[1]!) : ipv6(m[1]!), family, inode: m[4]! });
   }
-  return out;
+  return { entries, done: false };
 }
 
-async function readTable(path: string): Promise<string> {
+/** What one read of a table takes (a turn parses at most this much). */
+const SLICE_BYTES = 64 * 1024;
+
+/**
+ * One table's listeners, read a slice at a time (each read on the thread pool, each slice parsed in
+ * a turn of its own) and no further than its last listener.
+ */
+async function readListeners(path: string, family: "ipv4" | "ipv6"): Promise<ListenEntry[]> {
+  let file: FileHandle;
   try {
-    return await readFile(path, "utf8");
+    file = await open(path, "r");
   } catch {
-    return ""; // no IPv6 (or no /proc): nothing listens there
+    return []; // no IPv6 (or no /proc): nothing listens there
+  }
+  const entries: ListenEntry[] = [];
+  try {
+    const buffer = Buffer.allocUnsafe(SLICE_BYTES);
+    let partial = "";
+    for (;;) {
+      const { bytesRead } = await file.read(buffer, 0, SLICE_BYTES, null);
+      if (bytesRead === 0) break;
+      const text = partial + buffer.toString("latin1", 0, bytesRead);
+      const cut = text.lastIndexOf("\n") + 1;
+      partial = text.slice(cut);
+      const rows = parseListenRows(text.slice(0, cut), family);
+      entries.push(...rows.entries);
+      if (rows.done) return entries;
+    }
+    entries.push(...parseListenRows(partial, family).entries);
+    return entries;
+  } catch {
+    return entries;
+  } finally {
+    await file.close().catch(() => {});
   }
 }
 
 /** Every listening TCP socket of the daemon's network namespace (which is its jobs'), by port. */
 export async function readListenTable(): Promise<ListenEntry[]> {
-  const [v4, v6] = await Promise.all([readTable("/proc/net/tcp"), readTable("/proc/net/tcp6")]);
-  return [...parseListenTable(v4, "ipv4"), ...parseListenTable(v6, "ipv6")].sort(
-    (a, b) => a.port - b.port || a.family.localeCompare(b.family),
-  );
+  const [v4, v6] = await Promise.all([readListeners("/proc/net/tcp", "ipv4"), readListeners("/proc/net/tcp6", "ipv6")]);
+  return [...v4, ...v6].sort((a, b) => a.port - b.port || a.family.localeCompare(b.family));
 }
 
 /**

@@ -61,14 +61,14 @@ export function waitingPage(port: number): PreviewPage {
   };
 }
 
-/** Over a preview budget (requests or WebSockets at once). */
-export function busyPage(port: number, what: string, limit: number): PreviewPage {
+/** Over a preview budget (requests or WebSockets at once, to all previews or to this port). */
+export function busyPage(port: number, what: string, limit: number, perPort = false): PreviewPage {
   return {
     status: 503,
     code: "limit_exceeded",
     title: "Preview busy",
-    message: `the daemon already proxies ${limit} ${what} to previews; retry when some have finished`,
-    details: { port, limit },
+    message: `the daemon already proxies ${limit} ${what} to ${perPort ? `port ${port}` : "previews"}; retry when some have finished`,
+    details: { port, limit, ...(perPort ? { scope: "port" } : {}) },
   };
 }
 

@@ -3,6 +3,7 @@ import type { ListeningPort } from "../../protocol/actions/ports.js";
 import { ActionError } from "../../protocol/errors.js";
 import { connectAddress, type ListenEntry, readListenTable } from "./listen-table.js";
 import { socketOwners } from "./owners.js";
+import { Shared } from "./shared.js";
 
 export type PortInfo = Static<typeof ListeningPort>;
 
@@ -23,19 +24,30 @@ interface Waiter {
 export class PortTable {
   private readonly waiters = new Set<Waiter>();
   private poll: NodeJS.Timeout | undefined;
-  private listing: Promise<PortInfo[]> | undefined;
+  /** Listen-table readings, shared by every caller: lists, waits and their polls, the proxy's lookups. */
+  private readonly table = new Shared(readListenTable);
+  private readonly listing = new Shared(() => this.table.read().then((entries) => this.describe(entries)));
 
-  /** Every listening port with its owner; concurrent calls share one scan of /proc. */
+  /** Every listening port with its owner; concurrent calls share one reading and one scan of /proc. */
   list(): Promise<PortInfo[]> {
-    this.listing ??= readListenTable()
-      .then((entries) => this.describe(entries))
-      .finally(() => (this.listing = undefined));
-    return this.listing;
+    return this.listing.read();
   }
 
   /** Resolves once something listens on `port`, or after `timeoutMs` with listening: false. */
   async wait(port: number, timeoutMs: number): Promise<{ listening: boolean; listeners: PortInfo[] }> {
-    const now = (await readListenTable()).filter((e) => e.port === port);
+    const found = await this.until(port, timeoutMs);
+    if (!found) return { listening: false, listeners: [] };
+    return { listening: true, listeners: await this.describe(found) };
+  }
+
+  /** Whether something listens on `port` now, or starts to within `timeoutMs` (without telling who). */
+  async listening(port: number, timeoutMs: number): Promise<boolean> {
+    return (await this.until(port, timeoutMs)) !== undefined;
+  }
+
+  /** The listeners on `port` once there are any, or undefined after `timeoutMs`. */
+  private async until(port: number, timeoutMs: number): Promise<ListenEntry[] | undefined> {
+    const now = (await this.table.read()).filter((e) => e.port === port);
     let found: ListenEntry[] | undefined = now.length ? now : undefined;
     if (!found && timeoutMs > 0) {
       if (this.waiters.size >= MAX_WAITERS)
@@ -54,13 +66,12 @@ export class PortTable {
         this.startPolling();
       });
     }
-    if (!found) return { listening: false, listeners: [] };
-    return { listening: true, listeners: await this.describe(found) };
+    return found;
   }
 
   /** The address to connect to for `port` now, or undefined when nothing listens there. */
   async address(port: number): Promise<string | undefined> {
-    return connectAddress((await readListenTable()).filter((e) => e.port === port));
+    return connectAddress((await this.table.read()).filter((e) => e.port === port));
   }
 
   private async describe(entries: ListenEntry[]): Promise<PortInfo[]> {
@@ -77,7 +88,8 @@ export class PortTable {
   private startPolling(): void {
     if (this.poll) return;
     this.poll = setInterval(() => {
-      void readListenTable()
+      void this.table
+        .read()
         .then((entries) => {
           for (const w of [...this.waiters]) {
             const mine = entries.filter((e) => e.port === w.port);

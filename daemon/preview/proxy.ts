@@ -9,6 +9,7 @@ import { requestBodyEnd } from "./http1/body.js";
 import { HeadError, hasToken, type RequestHead } from "./http1/head.js";
 import type { PreviewHosts } from "./hosts.js";
 import { busyPage, malformedResponse, rawResponse, refusedPage } from "./pages.js";
+import { originForm } from "./target.js";
 import { openTunnel } from "./tunnel.js";
 import { UpstreamPool } from "./upstream-pool.js";
 
@@ -16,6 +17,8 @@ import { UpstreamPool } from "./upstream-pool.js";
 export interface PreviewLimits {
   /** Proxied HTTP requests in flight at once, daemon-wide; past it a 503 page. */
   maxRequests: number;
+  /** The same for one port: an app that never answers holds at most these, not the daemon's whole budget. */
+  maxRequestsPerPort: number;
   /** Proxied WebSockets (any upgrade) open at once; past it a 503. */
   maxWebSockets: number;
   /** Keep-alive sockets to one app port (requests beyond wait for one, within maxRequests). */
@@ -30,12 +33,16 @@ export interface PreviewLimits {
 
 export const DEFAULT_PREVIEW_LIMITS: PreviewLimits = {
   maxRequests: 512,
+  maxRequestsPerPort: 128,
   maxWebSockets: 128,
   socketsPerPort: 64,
   idleMs: 5 * 60_000,
   webSocketIdleMs: 60 * 60_000,
   maxHeaderBytes: 64 * 1024,
 };
+
+/** A Host that is a plain authority (name or address, port): the redirect's origin is then the one the client used. */
+const AUTHORITY = /^[A-Za-z0-9.-]+(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/;
 
 /** How often sockets of expired links are looked for (and closed). */
 const SWEEP_MS = 1000;
@@ -74,6 +81,7 @@ export class PreviewProxy implements RequestHandler {
   /** Lookups under way, shared by the requests that arrive meanwhile (a page's first burst). */
   private readonly lookups = new Map<number, Promise<string | undefined>>();
   private inFlight = 0;
+  private readonly inFlightByPort = new Map<number, number>();
   private sweeper: NodeJS.Timeout | undefined;
 
   constructor(
@@ -126,7 +134,7 @@ export class PreviewProxy implements RequestHandler {
     // An answer of the daemon's own to a request whose body was not read ends the connection.
     const closeIfBody = bodyEnd.kind !== "none" || upgrade;
     if (port === this.hosts.ownPort) return conn.page(refusedPage(port, "port"), true);
-    const query = stripQueryToken(head.target);
+    const query = stripQueryToken(originForm(head.method, head.target, hostHeader));
     const cookies = stripCookie(head.cookie);
     const presented = presentedToken(head.previewToken, query.token, cookies.token);
     const verdict = this.gate.check(presented?.token, port, Date.now(), conn.gateMemo);
@@ -135,10 +143,13 @@ export class PreviewProxy implements RequestHandler {
     this.proofs.get(client)?.prove(); // a link's request: no longer one of the daemon's unauthorised sockets
     const grant = { tokenId: verdict.tokenId, expiresAt: verdict.expiresAt };
     this.hold(client, grant);
-    // The link's first request: trade the token for a cookie on this host and drop it from the address bar.
-    if (presented!.source === "query" && (head.method === "GET" || head.method === "HEAD")) {
+    // A browser's first request of the link: trade the token for a cookie on this host and drop it
+    // from the address bar. Any other client (curl -L, a script) is answered at once, as the link
+    // was given: it may keep no cookie, and would be refused at the address without the token.
+    if (presented!.source === "query" && (head.method === "GET" || head.method === "HEAD") && isBrowser(head.headers)) {
       const headers = {
-        Location: query.url,
+        // Absolute, on the preview's own origin: a path like `//evil.example/` is never another site.
+        Location: `${AUTHORITY.test(hostHeader) ? `${host.proto}://${hostHeader}` : this.hosts.origin(port)}${query.url}`,
         "Set-Cookie": previewCookies(presented!.token, grant.expiresAt, host.secure),
         "Cache-Control": "no-store",
         "Referrer-Policy": "no-referrer",
@@ -169,6 +180,9 @@ export class PreviewProxy implements RequestHandler {
       return openTunnel(client, requestHead(forward, target), rest, port, this.tunnelContext());
     }
     if (this.inFlight >= this.limits.maxRequests) return conn.page(busyPage(port, "requests", this.limits.maxRequests), closeIfBody, rest);
+    const portInFlight = this.inFlightByPort.get(port) ?? 0;
+    if (portInFlight >= this.limits.maxRequestsPerPort)
+      return conn.page(busyPage(port, "requests", this.limits.maxRequestsPerPort, true), closeIfBody, rest);
     const end = bodyEnd.scan(rest, 0);
     const bodyDone = end >= 0;
     if (bodyDone && end < rest.length) conn.keepNext(rest.subarray(end));
@@ -184,11 +198,15 @@ export class PreviewProxy implements RequestHandler {
       target,
     });
     this.inFlight++;
+    this.inFlightByPort.set(port, portInFlight + 1);
     conn.run(exchange);
   }
 
-  ended(): void {
+  ended(port: number): void {
     this.inFlight--;
+    const left = (this.inFlightByPort.get(port) ?? 1) - 1;
+    if (left > 0) this.inFlightByPort.set(port, left);
+    else this.inFlightByPort.delete(port);
   }
 
   idle(client: Socket): void {
@@ -251,4 +269,17 @@ export class PreviewProxy implements RequestHandler {
   private cut(match: (grant: Grant) => boolean): void {
     for (const [socket, grant] of this.grants) if (match(grant)) socket.destroy();
   }
+}
+
+/**
+ * Whether a request comes from a browser: they send `Sec-Fetch-Mode` (to secure origins, which
+ * `*.localhost` and https are) and `Upgrade-Insecure-Requests` on navigations (to plain-http ones
+ * too). curl, wget and HTTP libraries send neither.
+ */
+function isBrowser(raw: readonly string[]): boolean {
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if ((name.length === 14 || name.length === 25) && /^(sec-fetch-mode|upgrade-insecure-requests)$/i.test(name)) return true;
+  }
+  return false;
 }

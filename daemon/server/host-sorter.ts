@@ -1,4 +1,4 @@
-import { maxHeaderSize, type Server } from "node:http";
+import { maxHeaderSize } from "node:http";
 import type { Socket } from "node:net";
 import type { UnprovenSockets } from "./unproven-sockets.js";
 
@@ -16,15 +16,14 @@ const HOST_LINE = /\r\nhost[ \t]*:[ \t]*([^\r\n]*)/i;
 /**
  * The daemon's accepted connections, sorted by the Host of their first request: a preview host's
  * connection goes whole to the preview proxy (which reads HTTP itself, so proxying costs no
- * second HTTP stack), every other one to the daemon's HTTP server with its bytes put back
- * unread. Both kinds start as unproven sockets.
+ * second HTTP stack), every other one to `toHttp`, the daemon's HTTP server, with the bytes read
+ * so far. Both kinds start as unproven sockets.
  */
-export function sortByHost(http: Server, claim: HostClaim | undefined, unproven: UnprovenSockets): (socket: Socket) => void {
-  const toHttp = (socket: Socket, read?: Buffer): void => {
-    if (read) socket.unshift(read);
-    http.emit("connection", socket);
-    if (read) socket.resume();
-  };
+export function sortByHost(
+  toHttp: (socket: Socket, read?: Buffer) => void,
+  claim: HostClaim | undefined,
+  unproven: UnprovenSockets,
+): (socket: Socket) => void {
   return (socket) => {
     unproven.add(socket);
     if (!claim) return toHttp(socket);

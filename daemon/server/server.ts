@@ -13,6 +13,7 @@ import type { PageAccess } from "./page-access.js";
 import { UnprovenSockets, unprovenBudget } from "./unproven-sockets.js";
 import { openFileLimit } from "../util/descriptors.js";
 import { type HostClaim, sortByHost } from "./host-sorter.js";
+import { PacedIntake } from "./paced-intake.js";
 
 export interface ServerOptions {
   host: string;
@@ -83,6 +84,7 @@ export class HotlineServer {
   /** Every accepted socket, so a shutdown can end those still open after its grace. */
   private readonly sockets = new Set<Socket>();
   private readonly unproven: UnprovenSockets;
+  private readonly intake: PacedIntake;
   private heartbeat: NodeJS.Timeout | undefined;
   private nextId = 1;
   private listening = false;
@@ -105,7 +107,13 @@ export class HotlineServer {
       { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: CHECK_INTERVAL_MS },
       this.refuseMisdirected(routeHttp(options.httpRoutes ?? [], options.log, this.unproven)),
     );
-    this.front = createNetServer({ noDelay: true, allowHalfOpen: true }, sortByHost(this.http, options.hostRoutes, this.unproven));
+    this.intake = new PacedIntake((socket) => this.unproven.has(socket));
+    const toHttp = (socket: Socket, read?: Buffer): void => {
+      this.intake.adopt(socket, read);
+      this.http.emit("connection", socket);
+      this.intake.start(socket);
+    };
+    this.front = createNetServer({ noDelay: true, allowHalfOpen: true }, sortByHost(toHttp, options.hostRoutes, this.unproven));
     this.front.on("connection", (socket) => {
       this.sockets.add(socket);
       socket.once("close", () => this.sockets.delete(socket));
@@ -120,6 +128,7 @@ export class HotlineServer {
       setImmediate(() => this.connections.forEach((c) => c.tokenId === tokenId && c.revoke(`token ${tokenId} has been revoked`))),
     );
     this.http.on("upgrade", (req, socket, head) => {
+      this.intake.release(socket as Socket);
       socket.on("error", () => socket.destroy());
       try {
         if (options.hostRoutes?.claimsHost(req.headers.host)) return refuse(socket, 421, "invalid_request", MISDIRECTED);

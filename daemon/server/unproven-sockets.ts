@@ -40,6 +40,10 @@ export class UnprovenSockets {
     this.sockets.delete(socket);
   }
 
+  has(socket: Socket): boolean {
+    return this.sockets.has(socket);
+  }
+
   get size(): number {
     return this.sockets.size;
   }

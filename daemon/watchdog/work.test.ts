@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { WorkTracker } from "./work.js";
 
 describe("WorkTracker.blame", () => {
@@ -42,5 +42,34 @@ describe("WorkTracker.blame", () => {
     tracker.reset();
     expect(tracker.blame(performance.now() + 1, 300)).toEqual({ cause: "unknown: last action shell" });
     expect(new WorkTracker().blame(0, 300)).toEqual({ cause: "unknown: nothing tracked ran" });
+  });
+});
+
+describe("WorkTracker.timed", () => {
+  it("counts a stretch nested in another for itself only, so the turn is blamed on what did the work", () => {
+    // A clock the test moves: `busy(ms)` is that much work done.
+    let now = 1000;
+    const clock = vi.spyOn(performance, "now").mockImplementation(() => now);
+    const busy = (ms: number): void => void (now += ms);
+    try {
+      const tracker = new WorkTracker();
+      const outer = { label: "http front door" };
+      const route = tracker.begin("http /mcp");
+      tracker.timed(outer, () => {
+        busy(2);
+        tracker.timed(route, () => busy(30));
+      });
+      expect(tracker.blame(0, 32)).toMatchObject({ cause: "http /mcp" });
+      tracker.timed(outer, () => {
+        busy(30);
+        tracker.timed(route, () => busy(2));
+      });
+      expect(tracker.blame(0, 32)).toMatchObject({ cause: "http front door" });
+      // Stretches after a nested one start from nothing nested.
+      tracker.timed(outer, () => busy(20));
+      expect(tracker.blame(0, 20)).toMatchObject({ cause: "http front door" });
+    } finally {
+      clock.mockRestore();
+    }
   });
 });

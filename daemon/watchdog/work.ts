@@ -43,6 +43,8 @@ export class WorkTracker {
   private readonly inflight = new Set<Work>();
   private readonly recent: Work[] = [];
   private spans = new Map<string, Spans>();
+  /** Time of the timed stretches nested in the one running now (see `timed`). */
+  private nestedMs = 0;
 
   /** Marks the start of a unit of work; `end` it exactly once. */
   begin(label: string, conn?: string, request?: string | number): Work {
@@ -58,13 +60,21 @@ export class WorkTracker {
     if (this.recent.length > RECENT) this.recent.shift();
   }
 
-  /** Runs `fn` and records how long it held the thread, for `work`. */
+  /**
+   * Runs `fn` and records how long it held the thread, for `work`. A timed stretch inside another
+   * (an HTTP route run by the front door's parser) counts for itself only: the outer one records
+   * its own time without the inner's, so the turn is blamed on whichever did the work.
+   */
   timed<T>(work: Work, fn: () => T): T {
     const started = performance.now();
+    const outerNested = this.nestedMs;
+    this.nestedMs = 0;
     try {
       return fn();
     } finally {
-      this.spent(work, performance.now() - started);
+      const ms = performance.now() - started;
+      this.spent(work, ms - this.nestedMs);
+      this.nestedMs = outerNested + ms;
     }
   }
 

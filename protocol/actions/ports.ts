@@ -16,6 +16,8 @@ export const ListeningPort = Type.Object({
   command: Type.Optional(Type.String()),
   /** The daemon's job the process belongs to (also a child that left the job's process group). */
   job: Type.Optional(JobId),
+  /** The process belongs to a job of another hotline daemon on this machine (its job id is not this daemon's to name). */
+  foreignJob: Type.Optional(Type.Literal(true)),
 });
 
 export const portsList = defineAction({

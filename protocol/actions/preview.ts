@@ -22,6 +22,8 @@ export const previewOpen = defineAction({
       ttlMs: Type.Optional(Type.Integer({ minimum: 10_000, maximum: MAX_PREVIEW_TTL_MS })),
       /** Where the link lands (default `/`); may carry a query of its own. */
       path: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, pattern: "^/" })),
+      /** Wait up to this long for the port to listen before answering (0, the default: answer at once). */
+      waitMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 600_000 })),
     },
     { additionalProperties: false },
   ),

@@ -36,6 +36,31 @@ function activeResources(): string[] {
     .sort();
 }
 
+/**
+ * The resources once what was closing has closed: a socket closed a moment ago still holds its
+ * close timer for a few turns, so the list is read until it stays the same (or for 5 s).
+ */
+async function settledResources(): Promise<string[]> {
+  let last = activeResources();
+  for (let same = 0, i = 0; same < 3 && i < 100; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const now = activeResources();
+    same = JSON.stringify(now) === JSON.stringify(last) ? same + 1 : 0;
+    last = now;
+  }
+  return last;
+}
+
+/**
+ * Waits (up to 10 s) for the process to hold exactly `expected`: a timer being cleared is not a
+ * leak, one that stays is. (Not expect.poll: its own timers would be among what it counts.)
+ */
+async function expectResources(expected: string[]): Promise<void> {
+  for (let i = 0; i < 200 && JSON.stringify(activeResources()) !== JSON.stringify(expected); i++)
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  expect(activeResources()).toEqual(expected);
+}
+
 describe("job.follow() connection reuse", () => {
   const ctx = useDaemon();
 
@@ -129,16 +154,16 @@ describe("job.follow() connection reuse", () => {
 
   it("idle connections keep nothing alive in the process; close() leaves no socket or timer", async () => {
     const jobs = await finishedJobs(MIB, 10);
-    const before = activeResources();
+    const before = await settledResources();
     const client = await connect({ url: ctx.daemon.url, token: ctx.daemon.token, lazy: true });
     try {
       await Promise.all(jobs.map((job) => followAll(client, job.id)));
-      expect(activeResources()).toEqual(before); // both connections are idle now, and unref'd
+      await expectResources(before); // both connections are idle now, and unref'd
       expect((await followAll(client, jobs[0]!.id)).equals(jobs[0]!.output)).toBe(true); // one taken, ref'd, idle again
     } finally {
       await client.close();
     }
-    expect(activeResources()).toEqual(before);
+    await expectResources(before);
   });
 
   it("lets a script that never calls close() exit by itself after its follows", async () => {

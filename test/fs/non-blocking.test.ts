@@ -3,6 +3,7 @@ import { closeSync, openSync, ftruncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useDaemon } from "../helpers/daemon.js";
+import { describeStall, stallsOverBudget } from "../helpers/stalls.js";
 import { infoLatencies, scratch } from "./helpers.js";
 
 const GIB4 = 4 * 1024 ** 3;
@@ -10,7 +11,7 @@ const GIB4 = 4 * 1024 ** 3;
 describe("files.* never block the daemon", () => {
   const ctx = useDaemon();
 
-  it("handles a FIFO, a device and a 4 GiB sparse file while another client's state.info answers within 100 ms", async () => {
+  it("handles a FIFO, a device and a 4 GiB sparse file while another client is answered and no turn goes over the budget", async () => {
     const dir = scratch();
     const fifo = join(dir, "pipe");
     execFileSync("mkfifo", [fifo]);
@@ -20,6 +21,7 @@ describe("files.* never block the daemon", () => {
     closeSync(fd);
     writeFileSync(join(dir, "small.txt"), "still works");
     const observer = await ctx.daemon.client();
+    const stallsBefore = ctx.daemon.stalls.length;
 
     const work = (async () => {
       // More FIFO reads than libuv has pool threads: a blocking open would hang every later file action.
@@ -50,14 +52,14 @@ describe("files.* never block the daemon", () => {
       expect((await ctx.client.ok("files.read", { path: join(dir, "small.txt") })).data).toBe("still works");
     })();
 
-    const latencies = await infoLatencies(observer, work);
+    const answered = await infoLatencies(observer, work);
     await work;
     await observer.close();
-    // The budget is 100 ms; on this shared 2-core machine an idle daemon's slowest answer alone
-    // reaches ~300 ms of scheduling noise, so the budget holds for 99 % and nothing may stall past 1 s
-    // (a blocked pool thread or a synchronous 4 GiB read would hang or stall for seconds).
-    const p99 = latencies[Math.floor(latencies.length * 0.99)]!;
-    expect(p99, `p99 of ${latencies.length} state.info round trips`).toBeLessThan(100);
-    expect(latencies.at(-1)!, "slowest state.info").toBeLessThan(1000);
+    // Another client was answered all along (a FIFO open blocking libuv's pool, or a synchronous read
+    // of 4 GiB, would hang or stall it), and the watchdog's own figure: no turn the daemon spent (on a
+    // CPU or blocked, not waiting for one) went over the suite's budget. A round trip's wall-clock
+    // time is not asserted: on a loaded machine it measures the machine.
+    expect(answered.length).toBeGreaterThan(0);
+    expect(stallsOverBudget(ctx.daemon, stallsBefore).map(describeStall)).toEqual([]);
   }, 300_000);
 });

@@ -1,4 +1,4 @@
-import { createServer } from "node:net";
+import { connect, createServer } from "node:net";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import {
@@ -104,4 +104,45 @@ export async function startApp(
   server.on("upgrade", (req) => seen.push({ url: req.url ?? "", headers: req.headers }));
   await new Promise<void>((resolve) => server.listen(0, host, resolve));
   return { server, port: (server.address() as { port: number }).port, seen };
+}
+
+/** The CPU time a process has used, in clock ticks (utime + stime of /proc/<pid>/stat). */
+function cpuTicks(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+/**
+ * Resolves once a process has gone quiet: under 5 ticks (50 ms) of CPU in each of two half-seconds
+ * in a row, or after `limitMs`. A flood's effect is measured once the daemon has done all it will
+ * with it, however long a loaded machine makes that take.
+ */
+export async function untilQuiet(pid: number, limitMs = 120_000): Promise<void> {
+  let last = cpuTicks(pid);
+  let quiet = 0;
+  for (const started = Date.now(); quiet < 2 && Date.now() - started < limitMs; ) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const now = cpuTicks(pid);
+    quiet = now - last < 5 ? quiet + 1 : 0;
+    last = now;
+  }
+}
+
+/** Sends raw bytes to the daemon's port and resolves with everything read until the daemon closes (or `ms` pass). */
+export function rawExchange(daemonPort: number, bytes: string | Buffer, ms = 5000): Promise<{ text: string; closed: boolean }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(daemonPort, "127.0.0.1");
+    const chunks: Buffer[] = [];
+    const done = (closed: boolean) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve({ text: Buffer.concat(chunks).toString("latin1"), closed });
+    };
+    const timer = setTimeout(() => done(false), ms);
+    socket.on("data", (c: Buffer) => chunks.push(c));
+    socket.on("close", () => done(true));
+    socket.on("error", reject);
+    socket.write(bytes);
+  });
 }

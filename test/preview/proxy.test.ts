@@ -97,9 +97,13 @@ describe("preview proxy", () => {
   it("trades the link's query token for an HttpOnly cookie on that host, and the app never sees the token", async () => {
     const link = await open(app.port, { path: "/page?token=vite-own&x=1" });
     expect(link.url).toBe(`http://${app.port}.localhost:${portOf(daemon.url)}/page?token=vite-own&x=1&${PARAM}=${link.token}`);
-    const first = await previewRequest(daemon.url, app.port, { path: new URL(link.url).pathname + new URL(link.url).search });
+    // A browser's navigation (a client without Sec-Fetch-Mode is answered at once: hardening.test.ts).
+    const first = await previewRequest(daemon.url, app.port, {
+      path: new URL(link.url).pathname + new URL(link.url).search,
+      headers: { "Sec-Fetch-Mode": "navigate" },
+    });
     expect(first.status).toBe(302);
-    expect(first.headers.location).toBe("/page?token=vite-own&x=1");
+    expect(first.headers.location).toBe(`http://${app.port}.localhost:${portOf(daemon.url)}/page?token=vite-own&x=1`);
     const cookies = first.headers["set-cookie"]!;
     expect(cookies[0]).toMatch(
       new RegExp(`^hotline_preview=${link.token}; Path=/; Max-Age=\\d+; HttpOnly; SameSite=None; Secure; Partitioned$`),

@@ -1,25 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, createServer, type Server, type Socket } from "node:net";
 import { TestDaemon, type TestClient } from "../helpers/daemon.js";
-import { portOf, startApp } from "./helpers.js";
-
-/** Sends raw bytes to the daemon's port and resolves with everything read until the daemon closes (or `ms` pass). */
-function exchange(daemonPort: number, bytes: string | Buffer, ms = 5000): Promise<{ text: string; closed: boolean }> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(daemonPort, "127.0.0.1");
-    const chunks: Buffer[] = [];
-    const done = (closed: boolean) => {
-      clearTimeout(timer);
-      socket.destroy();
-      resolve({ text: Buffer.concat(chunks).toString("latin1"), closed });
-    };
-    const timer = setTimeout(() => done(false), ms);
-    socket.on("data", (c: Buffer) => chunks.push(c));
-    socket.on("close", () => done(true));
-    socket.on("error", reject);
-    socket.write(bytes);
-  });
-}
+import { portOf, rawExchange, startApp } from "./helpers.js";
 
 /** The status codes of the responses in a raw stream of them, in order. */
 function statuses(text: string): number[] {
@@ -100,7 +82,7 @@ describe("preview proxy on the wire (raw HTTP/1.1)", () => {
 
   it("answers pipelined requests in order on one connection, bodies sized and chunked, and HEAD/204/304 without bodies", async () => {
     const chunkedBody = "3\r\nabc\r\n4;x=y\r\ndefg\r\n0\r\n\r\n";
-    const { text, closed } = await exchange(
+    const { text, closed } = await rawExchange(
       daemonPort,
       req("GET", "/one") +
         req("POST", "/two", "Content-Length: 5\r\n", "hello") +
@@ -158,43 +140,43 @@ describe("preview proxy on the wire (raw HTTP/1.1)", () => {
       `GET /s6 HTTP/1.1\r\nHost: ${host}\r\nX-Hotline-Preview-Token: ${token}\r\n folded\r\n\r\n`,
     ];
     for (const bytes of smuggled) {
-      const { text, closed } = await exchange(daemonPort, bytes);
+      const { text, closed } = await rawExchange(daemonPort, bytes);
       expect(statuses(text)[0], bytes.split("\r\n")[0]).toBeOneOf([400, 501]);
       expect(JSON.parse(text.slice(text.indexOf("\r\n\r\n") + 4)).error.code).toBe("invalid_request");
       expect(closed).toBe(true);
     }
     expect(app.seen.slice(seenBefore).map((s) => s.url)).toEqual([]);
     // A chunked body that breaks its framing after the head went on: that connection is cut, the next one served.
-    const broken = await exchange(daemonPort, req("POST", "/broken", "Transfer-Encoding: chunked\r\n", "zz\r\n"));
+    const broken = await rawExchange(daemonPort, req("POST", "/broken", "Transfer-Encoding: chunked\r\n", "zz\r\n"));
     expect(broken.closed).toBe(true);
-    expect(statuses((await exchange(daemonPort, req("GET", "/after", "Connection: close\r\n"))).text)).toEqual([200]);
+    expect(statuses((await rawExchange(daemonPort, req("GET", "/after", "Connection: close\r\n"))).text)).toEqual([200]);
   });
 
   it("answers a head over the size limit 431, an app's malformed answer 502, and HTTP/1.0 then closes", async () => {
-    const big = await exchange(daemonPort, req("GET", "/big", `X-Big: ${"a".repeat(20_000)}\r\n`));
+    const big = await rawExchange(daemonPort, req("GET", "/big", `X-Big: ${"a".repeat(20_000)}\r\n`));
     expect(statuses(big.text)).toEqual([431]);
-    const malformed = await exchange(
+    const malformed = await rawExchange(
       daemonPort,
       `GET / HTTP/1.1\r\nHost: ${rawPort}.localhost:${daemonPort}\r\nX-Hotline-Preview-Token: ${rawToken}\r\nConnection: close\r\n\r\n`,
     );
     expect(statuses(malformed.text)).toEqual([502]);
     expect(malformed.text).not.toContain("\r\nBad Header");
     expect(JSON.parse(malformed.text.slice(malformed.text.indexOf("\r\n\r\n") + 4)).error.details.reason).toBe("upstream_failed");
-    const old = await exchange(daemonPort, `GET /old HTTP/1.0\r\nHost: ${host}\r\nX-Hotline-Preview-Token: ${token}\r\n\r\n`);
+    const old = await rawExchange(daemonPort, `GET /old HTTP/1.0\r\nHost: ${host}\r\nX-Hotline-Preview-Token: ${token}\r\n\r\n`);
     expect(old.closed).toBe(true);
     expect(old.text).toMatch(/^HTTP\/1\.1 200 [\s\S]*GET \/old $/);
   });
 
   it("a preview host named on a connection that began as the daemon's own gets 421, never the API or the app", async () => {
     const seenBefore = app.seen.length;
-    const { text } = await exchange(
+    const { text } = await rawExchange(
       daemonPort,
       `GET / HTTP/1.1\r\nHost: 127.0.0.1:${daemonPort}\r\n\r\nGET /web/console HTTP/1.1\r\nHost: ${host}\r\nX-Hotline-Preview-Token: ${token}\r\n\r\n`,
     );
     expect(statuses(text)).toEqual([200, 421]);
     expect(app.seen.length).toBe(seenBefore);
     // And the other way: the daemon's own host on a preview connection is not served there.
-    const other = await exchange(daemonPort, `${req("GET", "/x")}GET / HTTP/1.1\r\nHost: 127.0.0.1:${daemonPort}\r\n\r\n`);
+    const other = await rawExchange(daemonPort, `${req("GET", "/x")}GET / HTTP/1.1\r\nHost: 127.0.0.1:${daemonPort}\r\n\r\n`);
     expect(statuses(other.text)).toEqual([200, 421]);
     expect(other.text).not.toContain("hotline: the agent daemon");
   });

@@ -128,6 +128,7 @@ describe.skipIf(!pythonUsable())("the Python client hotline_client (pytest again
 
   const files = [
     ["test_jobs.py", "shell output byte-exact, HotlineError from an error reply, follow through a cutting proxy, sync facade"],
+    ["test_follow_limits.py", "a follow that meets a frame over the size limit fails at once, without reconnecting"],
     ["test_files.py", "files.write in chunks and files.read through binary frames, byte-exact"],
     ["test_workspace.py", "a task created, a file edited with files.edit, committed and merged"],
     ["test_prepare.py", "prepare of a stand-in package, then a job that uses it"],

@@ -20,9 +20,14 @@ MAX_MESSAGE_BYTES = 32 * 1024 * 1024
 # at most 1 MiB each): a follower that is not read pushes back on the daemon instead of growing.
 MAX_QUEUED_MESSAGES = 8
 DEFAULT_CONNECT_TIMEOUT_S = 10.0
+# How long a closing handshake waits for the daemon (and then for its TCP close): the library's
+# default, 10 s each, made every close of a socket to an unresponsive peer cost 20 s.
+CLOSE_TIMEOUT_S = 2.0
+# The close code a client sends when a message passes its size limit (RFC 6455 §7.4.1).
+MESSAGE_TOO_BIG = 1009
 LEGACY_READ_LIMIT = 1024 * 1024
 
-__all__ = ["Socket", "ConnectionClosed", "open_socket", "DEFAULT_CONNECT_TIMEOUT_S"]
+__all__ = ["Socket", "ConnectionClosed", "open_socket", "closed_too_big", "DEFAULT_CONNECT_TIMEOUT_S", "MAX_MESSAGE_BYTES"]
 
 
 class Socket(Protocol):
@@ -79,6 +84,7 @@ async def open_socket(url: str, token: str | None, headers: Mapping[str, str], t
         "max_size": MAX_MESSAGE_BYTES,
         "max_queue": MAX_QUEUED_MESSAGES,
         "open_timeout": timeout_s,
+        "close_timeout": CLOSE_TIMEOUT_S,
         # No keepalive pings of our own (the daemon pings us): a paused follower would miss the pong.
         "ping_interval": None,
     }
@@ -92,3 +98,9 @@ async def open_socket(url: str, token: str | None, headers: Mapping[str, str], t
     except (OSError, asyncio.TimeoutError, TimeoutError) as err:
         hint = f" (from {daemon_file}; is the daemon running? start one with: hotline daemon)" if daemon_file else ""
         raise HotlineError("unavailable", f"cannot reach the daemon at {url}{hint}: {err or type(err).__name__}") from err
+
+
+def closed_too_big(err: ConnectionClosed) -> bool:
+    """Whether the client itself closed the socket because a message passed MAX_MESSAGE_BYTES."""
+    sent = getattr(err, "sent", None)
+    return getattr(sent, "code", None) == MESSAGE_TOO_BIG

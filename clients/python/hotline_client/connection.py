@@ -8,7 +8,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ._socket import ConnectionClosed, Socket, open_socket
+from ._socket import ConnectionClosed, Socket, closed_too_big, open_socket
 from .discovery import Endpoint
 from .errors import HotlineError
 from .frames import parse_frame
@@ -24,6 +24,8 @@ class Connection:
     def __init__(self, socket: Socket, url: str) -> None:
         self.url = url
         self.closed = False
+        # Closed because the daemon sent a message over the client's size limit: a reconnect would meet it again.
+        self.too_big = False
         self._socket = socket
         self._next_id = 1
         self._pending: dict[int, tuple[str, asyncio.Future[dict[str, Any]]]] = {}
@@ -98,7 +100,8 @@ class Connection:
                 message = await self._socket.recv()
                 self._dispatch(parse_frame(message))
         except ConnectionClosed as err:
-            reason = f"code {getattr(err, 'code', None) or 1006}"
+            self.too_big = closed_too_big(err)
+            reason = "a message over the client's size limit (code 1009)" if self.too_big else f"code {getattr(err, 'code', None) or 1006}"
         except HotlineError as err:
             reason = err.message  # a daemon that sends garbage cannot be trusted with the rest
             await self._socket.close(1002, "malformed frame")

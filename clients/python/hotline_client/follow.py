@@ -8,8 +8,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
+from ._socket import MAX_MESSAGE_BYTES
 from .errors import HotlineError
 from .frames import FollowEvent
+from .protocol import ErrorCode
 
 if TYPE_CHECKING:
     from .connection import Connection
@@ -167,6 +169,11 @@ class FollowStream:
         if self._stopped:
             return False
         self._connection = None
+        if connection.too_big:
+            # The same follow from the same offset brings the same message: fail now, not after every reconnect.
+            why = f"the daemon sent a message over the client's {MAX_MESSAGE_BYTES}-byte limit (close code 1009)"
+            self._give_up("limit_exceeded", why)
+            return False
         return await self._dropped(HotlineError("unavailable", f"the connection closed while following {self.job}"))
 
     def _on_event(self, frame: dict[str, Any]) -> None:
@@ -220,19 +227,17 @@ class FollowStream:
         self._failed_attempts += 1
         policy = self._host.reconnect
         if self._failed_attempts > policy.attempts:
-            self._fail(
-                HotlineError(
-                    "unavailable",
-                    f"gave up following {self.job} after {policy.attempts} reconnects without progress; "
-                    f"resume with from_={self._cursor} ({cause.message})",
-                    details={"job": self.job, "from": self._cursor},
-                )
-            )
+            self._give_up("unavailable", f"{policy.attempts} reconnects without progress ({cause.message})")
             return False
         # The first reconnect is immediate (a dropped socket is the common case); then back off.
         if self._failed_attempts > 1:
             await asyncio.sleep(policy.delay_ms * 2 ** (self._failed_attempts - 2) / 1000)
         return True
+
+    def _give_up(self, code: ErrorCode, why: str) -> None:
+        """Ends the follow with an error that says where to resume."""
+        message = f"gave up following {self.job}: {why}; resume with from_={self._cursor}"
+        self._fail(HotlineError(code, message, details={"job": self.job, "from": self._cursor}))
 
     def _fail(self, error: BaseException) -> None:
         if self._stopped or self._exited or self._error is not None:

@@ -1050,6 +1050,7 @@ class PortsListResultPortsItem(_PortsListResultPortsItemRequired, total=False):
     pid: int
     command: str
     job: str
+    foreignJob: Literal[True]
 
 
 class PortsListResult(TypedDict):
@@ -1076,6 +1077,7 @@ class _PreviewOpenParamsRequired(TypedDict):
 class PreviewOpenParams(_PreviewOpenParamsRequired, total=False):
     ttlMs: int
     path: str
+    waitMs: int
 
 
 class PreviewOpenResult1(TypedDict):
