@@ -1,19 +1,6 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import type { ErrorObject } from "ajv";
 import { PATTERN_MEANINGS } from "../../protocol/common.js";
-import type { ActionDefinition } from "../../protocol/define.js";
 import { ActionError } from "../../protocol/errors.js";
-import { requestSchema } from "../../protocol/json-schema.js";
-
-/**
- * One private ajv, every request schema compiled once at start-up. No coercion, no defaults, and
- * allErrors off (collecting every error of a hostile frame is a denial-of-service risk).
- */
-export function compileRequestValidators(actions: readonly ActionDefinition[]): Map<string, ValidateFunction> {
-  const ajv = new Ajv({ allErrors: false, coerceTypes: false, useDefaults: false, strict: false });
-  const validators = new Map<string, ValidateFunction>();
-  for (const action of actions) validators.set(action.name, ajv.compile(requestSchema(action)));
-  return validators;
-}
 
 function pathOf(error: ErrorObject): string {
   const params = error.params as Record<string, unknown>;
