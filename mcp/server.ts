@@ -13,7 +13,9 @@ import { COMPUTER_TOOL, computerTool } from "./computer.js";
 import { callJobTool, type CallContext } from "./job-call.js";
 import { listResources, readResource, RESOURCE_TEMPLATES, GUIDE_URI } from "./resources.js";
 import { actionResult, errorResult } from "./results.js";
-import { actionOfTool, buildTools, startsJob, toolName, WEBSOCKET_ONLY, type ToolDescription } from "./tools.js";
+import { actionOfTool, buildTools, type GuideForTools, startsJob, toolName, WEBSOCKET_ONLY } from "./tools.js";
+import { DEFAULT_TOOLSETS, TOOLSET_OF, type ToolsetName } from "./toolsets.js";
+import { SessionToolsets, TOOLSETS_TOOL, toolsetsTool } from "./toolsets-tool.js";
 
 const INSTRUCTIONS = [
   "hotline is a daemon inside this sandbox that runs commands as managed jobs, downloads and extracts files, prepares Nix environments and manages git worktrees for tasks.",
@@ -21,27 +23,54 @@ const INSTRUCTIONS = [
   `Each section is the resource ${GUIDE_URI}/<section> (e.g. ${GUIDE_URI}/filesystem), with every rule of the tools it documents; each tool's description names its section. ${GUIDE_URI}/all is the whole guide.`,
   `Run commands with ${toolName("shell")}: a short command returns its output in one call; a long one returns its job id and the next call to make (${toolName("jobs.wait")}, ${toolName("jobs.output")}, ${toolName("jobs.cancel")}).`,
   "Job output is also the resource hotline://jobs/{id}/output. Errors come back as tool results with a stable code, a message and the path of the bad parameter.",
+  `The tools are listed by toolset; ${TOOLSETS_TOOL} lists the others (desktop, previews, SSH, workspaces, Nix …) and enables them.`,
 ].join("\n");
+
+/** What a session lists (README: MCP, toolsets). */
+export interface McpServerOptions {
+  /** The toolsets listed at first (DEFAULT_TOOLSETS when undefined). */
+  toolsets?: readonly ToolsetName[];
+  /** Each tool with its outputSchema. */
+  outputSchemas?: boolean;
+}
 
 /**
  * One MCP session's server over one client connection to the daemon: tools generated from
  * protocol/ (only observe tools for an observe token), results shaped for agents, the guide as a
  * resource. Every call goes to the daemon through the client, so its scopes and errors apply unchanged.
  */
-export async function createMcpServer(client: HotlineClient): Promise<Server> {
+export async function createMcpServer(client: HotlineClient, options: McpServerOptions = {}): Promise<Server> {
   const info = await client.request("state.info");
   const scope: Scope = info.scope === "manage" ? "manage" : "observe";
-  let tools: Promise<ToolDescription[]> | undefined;
-  const listTools = (): Promise<ToolDescription[]> =>
-    (tools ??= client.request("state.guide", { section: "all" }).then((guide) => buildTools(scope, guide)));
+  let guide: Promise<GuideForTools> | undefined;
+  const guideText = (): Promise<GuideForTools> => (guide ??= client.request("state.guide", { section: "all" }));
+  const toolsets = new SessionToolsets(options.toolsets ?? DEFAULT_TOOLSETS, async () => {
+    const byToolset = new Map<ToolsetName, string[]>();
+    for (const tool of buildTools({ scope }, await guideText())) {
+      const set = TOOLSET_OF[tool.annotations.title];
+      if (set) byToolset.set(set, [...(byToolset.get(set) ?? []), tool.name]);
+    }
+    return byToolset;
+  });
   const server = new Server(
     { name: "hotline", version: info.version },
-    { capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS },
+    { capabilities: { tools: { listChanged: true }, resources: {} }, instructions: INSTRUCTIONS },
   );
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await listTools() }));
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: [toolsetsTool(), ...buildTools({ scope, toolsets: toolsets.names, outputSchemas: options.outputSchemas }, await guideText())],
+  }));
   const computer = computerTool(client);
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    if (request.params.name === TOOLSETS_TOOL) {
+      try {
+        const { result, changed } = await toolsets.call(request.params.arguments ?? {});
+        if (changed) await server.sendToolListChanged();
+        return result;
+      } catch (err) {
+        return errorResult(err);
+      }
+    }
     if (request.params.name === COMPUTER_TOOL && scope === "manage")
       return computer((request.params.arguments ?? {}) as Parameters<typeof computer>[0]).catch(errorResult);
     const action = actionOfTool(request.params.name);

@@ -4,7 +4,9 @@ import { ACTIONS } from "../protocol/index.js";
 import { publishedSchemas } from "../protocol/json-schema.js";
 import { COMPUTER_DESCRIPTION, COMPUTER_INPUT_SCHEMA, COMPUTER_TOOL } from "./computer.js";
 import { keyRules } from "./guide-rules.js";
+import { compactInputSchema, resultShape } from "./compact.js";
 import { guideUri } from "./resources.js";
+import { TOOLSET_OF, type ToolsetName } from "./toolsets.js";
 
 /**
  * Actions that get no MCP tool, each with the reason. A test fails when an action has neither a
@@ -98,10 +100,9 @@ export function startsJob(action: ActionDefinition): boolean {
 export const DEFAULT_WAIT_MS = 30_000;
 
 const JOB_RULE =
-  `Waits up to \`wait\` ms (default ${DEFAULT_WAIT_MS}) for the job to end: then the result has the output (head and tail when long). ` +
-  "Otherwise it has the status, the output so far and the next call to make (jobs_wait, jobs_output, jobs_cancel); " +
-  "with `wait: 0` it returns the status at once, without output. " +
-  "With a progressToken it sends progress notifications; cancelling the call cancels the job.";
+  `Waits up to \`wait\` ms (default ${DEFAULT_WAIT_MS}) and returns the job's status and output (head and tail when long); ` +
+  "a job still running returns its status, the output so far and the next call (jobs_wait, jobs_output, jobs_cancel). " +
+  "`wait: 0` returns the status at once, without output. A progressToken gets progress notifications; cancelling the call cancels the job.";
 
 /** What an error result's structuredContent holds: the wire error (see results.ts errorResult). */
 const TOOL_ERROR_SCHEMA = {
@@ -128,6 +129,8 @@ function resultOrError(result: Record<string, unknown>): ToolDescription["output
 /** The guide as the tools are built from it: the whole text, and the section documenting each action. */
 export interface GuideForTools {
   text: string;
+  /** The text's SHA-256 (state.guide gives it): tools built from it are kept for the next session. */
+  sha256?: string;
   sections: ReadonlyArray<{ name: string; actions: readonly string[] }>;
 }
 
@@ -147,44 +150,89 @@ function toolNames(text: string): string {
 }
 
 /**
- * An action's description: its summary, the MCP job rule, its own rules (without what MCP does not
- * offer: the WEBSOCKET_ONLY parameters and the EXCLUDED actions), and where the rest is.
+ * An action's description, each thing once: its summary, the MCP job rule, its own rules (without
+ * what MCP does not offer: the WEBSOCKET_ONLY parameters and the EXCLUDED actions), what it returns
+ * (its result's fields: the outputSchema is sent only to a client that asks), and where the rest is.
  */
-function describeTool(action: ActionDefinition, guide: GuideForTools, omit: readonly string[]): string {
+function describeTool(action: ActionDefinition, guide: GuideForTools, omit: readonly string[], result: Record<string, unknown>): string {
   const section = guide.sections.find((s) => s.actions.includes(action.name))?.name;
-  const more = section ? `Full rules: the resource ${guideUri(section)}.` : "";
   const parts = [
     action.summary,
     startsJob(action) ? JOB_RULE : "",
     MCP_RULES[action.name] ?? "",
-    toolNames(keyRules(guide.text, action.name, [...omit, ...Object.keys(EXCLUDED)])),
-    more,
+    toolNames(withoutRepeats(keyRules(guide.text, action.name, [...omit, ...Object.keys(EXCLUDED)]))),
+    `Returns ${resultShape(result)}.${section ? ` Full rules: the resource ${guideUri(section)}.` : ""}`,
   ];
   return parts.filter(Boolean).join("\n\n");
 }
 
 /**
- * The tools a token of `scope` may call: `inputSchema` is the action's published params schema
- * (schemas/actions/<name>.params.json) without WEBSOCKET_ONLY parameters, `outputSchema` its result
- * schema when that is an object.
+ * The guide's rules without what a tool description says otherwise: a bare `Result \`{…}\`.` (the
+ * Returns sentence names the fields) and the CLI's usage (an MCP caller calls the tool).
  */
-export function buildTools(scope: Scope, guide: GuideForTools, actions: readonly ActionDefinition[] = ACTIONS): ToolDescription[] {
+function withoutRepeats(rules: string): string {
+  return rules
+    .replace(/(^|\s)Result `\{[^`]*\}`\.(?=\s|$)/g, "")
+    .replace(/(^|\s)CLI: `[^`]*`\.(?=\s|$)/g, "")
+    .split("\n")
+    .map((line) => line.trim())
+    .filter(Boolean)
+    .join("\n");
+}
+
+/** Which tools a session lists. */
+export interface ToolChoice {
+  scope: Scope;
+  /** The toolsets listed (TOOLSET_OF); every tool when undefined. */
+  toolsets?: readonly ToolsetName[];
+  /** Each tool with its outputSchema (the result or the error): for clients that validate structuredContent. */
+  outputSchemas?: boolean;
+}
+
+/** Every tool of a scope for one guide text, built once per daemon guide (a build walks the whole guide per tool). */
+const built = new Map<string, { tools: ToolDescription[]; toolset: Map<string, ToolsetName | undefined> }>();
+
+/**
+ * The tools a token of `scope` may call, in the session's toolsets: `inputSchema` is the action's
+ * published params schema (schemas/actions/<name>.params.json) without WEBSOCKET_ONLY parameters,
+ * compacted (compact.ts); `outputSchema`, when asked for, its result schema when that is an object.
+ */
+export function buildTools(choice: ToolChoice, guide: GuideForTools, actions: readonly ActionDefinition[] = ACTIONS): ToolDescription[] {
+  const key = `${guide.sha256 ?? guide.text}\0${choice.scope}\0${actions.length}`;
+  let all = built.get(key);
+  if (!all) {
+    all = buildAll(choice.scope, guide, actions);
+    if (guide.sha256) built.set(key, all);
+  }
+  const { tools, toolset } = all;
+  return tools
+    .filter((tool) => {
+      const set = toolset.get(tool.name);
+      return choice.toolsets === undefined || (set !== undefined && choice.toolsets.includes(set));
+    })
+    .map(({ outputSchema, ...tool }) => (choice.outputSchemas && outputSchema ? { ...tool, outputSchema } : tool));
+}
+
+function buildAll(scope: Scope, guide: GuideForTools, actions: readonly ActionDefinition[]) {
   const schemas = publishedSchemas(actions);
+  const toolset = new Map<string, ToolsetName | undefined>();
   const generated = toolActions(actions)
     .filter((a) => scope === "manage" || a.scope === "observe")
     .map((action) => {
       const omit = WEBSOCKET_ONLY[action.name] ?? [];
       const params = schemas.get(`actions/${action.name}.params.json`) as ToolDescription["inputSchema"];
-      const result = schemas.get(`actions/${action.name}.result.json`) as { type?: unknown };
+      const result = schemas.get(`actions/${action.name}.result.json`) as Record<string, unknown>;
       const tool: ToolDescription = {
         name: toolName(action.name),
-        description: describeTool(action, guide, omit),
-        inputSchema: mcpParams(params, omit),
+        description: describeTool(action, guide, omit, result),
+        inputSchema: compactInputSchema(mcpParams(params, omit)),
         annotations: { title: action.name, readOnlyHint: action.scope === "observe" },
       };
       // MCP requires an object outputSchema; a result of another shape is described by the text only.
-      if (result.type === "object") tool.outputSchema = resultOrError(result as Record<string, unknown>);
+      if (result.type === "object") tool.outputSchema = resultOrError(result);
+      toolset.set(tool.name, TOOLSET_OF[action.name]);
       return tool;
     });
-  return scope === "manage" ? [...generated, ...EXTRA_TOOLS] : generated;
+  for (const extra of EXTRA_TOOLS) toolset.set(extra.name, TOOLSET_OF[extra.name]);
+  return { tools: scope === "manage" ? [...generated, ...EXTRA_TOOLS] : generated, toolset };
 }

@@ -188,7 +188,7 @@ describe("the first request of each kind on a fresh daemon", { timeout: 300_000 
     }
 
     // MCP over Streamable HTTP: the SDK and the tools load on this first request.
-    const mcp = await mcpClient(daemon, "http");
+    const mcp = await mcpClient(daemon, "http", daemon.token, {}); // the default toolsets
     const listed = await mcp.listTools();
     expect(listed.tools.length).toBeGreaterThan(5);
     expect(textOf(await mcp.callTool({ name: "state_info", arguments: {} }))).toContain("hotline");
