@@ -10,7 +10,8 @@ import { WebSocketServer, type WebSocket } from "ws";
  *  - `json:N`: N bytes of ASCII as 64 KiB JSON `job.output` events (stringified per frame, as any
  *    JSON sender must), same pumping, then `done`;
  *  - `spawn`: times `spawn("true")` to its exit in this lean process (no daemon's memory to copy on
- *    fork) and answers `spawned:<ms>`.
+ *    fork) and answers `spawned:<ms>`;
+ *  - `run`: spawns `true` and answers `ran` at its exit (the floor of a job's round trip, timed by the client).
  */
 const FRAME = 1024 * 1024;
 const JSON_FRAME = 64 * 1024;

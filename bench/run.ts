@@ -16,7 +16,8 @@ import { startupBenchmarks } from "./startup.js";
 async function main(): Promise<void> {
   const rows: BenchRow[] = [];
   const suites: Array<[string, () => Promise<BenchRow[]>]> = [
-    ["core", coreBenchmarks],
+    ["core", () => coreBenchmarks()],
+    ["core-latency", () => coreBenchmarks(true)],
     ["prepare", () => benchPrepare()],
     ["files", () => filesBenchmarks()],
     ["download", () => downloadBenchmarks()],
@@ -31,8 +32,8 @@ async function main(): Promise<void> {
   ];
   const only = process.argv[2];
   for (const [name, run] of suites) {
-    // "download" is a part of "files", run alone on request.
-    if (only ? only !== name : name === "download") continue;
+    // "download" is a part of "files", "core-latency" of "core": each runs alone on request.
+    if (only ? only !== name : name === "download" || name === "core-latency") continue;
     process.stderr.write(`bench: ${name} …\n`);
     try {
       rows.push(...(await run()));

@@ -37,6 +37,14 @@ function directories(config: Readonly<Config>, system: string) {
   };
 }
 
+/** The config is frozen: its directories are worked out once, not on every state.info. */
+const directoriesOf = new WeakMap<Readonly<Config>, ReturnType<typeof directories>>();
+function directoriesOnce(config: Readonly<Config>): ReturnType<typeof directories> {
+  let known = directoriesOf.get(config);
+  if (!known) directoriesOf.set(config, (known = directories(config, fixed.system)));
+  return known;
+}
+
 export default entry(stateInfo, async (_params, { services, connection }) => {
   return {
     ...fixed,
@@ -44,7 +52,7 @@ export default entry(stateInfo, async (_params, { services, connection }) => {
     commit: services.build.commit,
     startedAt: services.startedAt.toISOString(),
     uptimeMs: Date.now() - services.startedAt.getTime(),
-    directories: directories(services.config, fixed.system),
+    directories: directoriesOnce(services.config),
     jobs: services.jobs.counts(),
     output: { budgetBytes: services.jobs.outputBudgetBytes, usedBytes: services.jobs.outputBytesUsed() },
     lastActivity: services.activity.lastActivity.toISOString(),
