@@ -7,13 +7,14 @@ import {
   ReadResourceRequestSchema,
   type CallToolResult,
 } from "@modelcontextprotocol/sdk/types.js";
+import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 import { HotlineError, type ActionName, type HotlineClient } from "../client/index.js";
 import type { Scope } from "../protocol/define.js";
 import { COMPUTER_TOOL, computerTool } from "./computer.js";
 import { callJobTool, type CallContext } from "./job-call.js";
 import { listResources, readResource, RESOURCE_TEMPLATES, GUIDE_URI } from "./resources.js";
 import { actionResult, errorResult } from "./results.js";
-import { actionOfTool, buildTools, type GuideForTools, startsJob, toolName, WEBSOCKET_ONLY } from "./tools.js";
+import { actionOfTool, loadCatalog, selectTools, startsJob, toolName, WEBSOCKET_ONLY } from "./tools.js";
 import { DEFAULT_TOOLSETS, TOOLSET_OF, type ToolsetName } from "./toolsets.js";
 import { SessionToolsets, TOOLSETS_TOOL, toolsetsTool } from "./toolsets-tool.js";
 
@@ -25,6 +26,14 @@ const INSTRUCTIONS = [
   "Job output is also the resource hotline://jobs/{id}/output. Errors come back as tool results with a stable code, a message and the path of the bad parameter.",
   `The tools are listed by toolset; ${TOOLSETS_TOOL} lists the others (desktop, previews, SSH, workspaces, Nix …) and enables them.`,
 ].join("\n");
+
+/**
+ * The SDK validates with it only the answers to elicitation requests, which this server never
+ * sends; its default, a new Ajv per session, cost 30–100 ms of the event loop at every session's start.
+ */
+const NO_ELICITATION: jsonSchemaValidator = {
+  getValidator: () => () => ({ valid: false, data: undefined, errorMessage: "hotline's MCP server asks for no elicitation" }),
+};
 
 /** What a session lists (README: MCP, toolsets). */
 export interface McpServerOptions {
@@ -42,11 +51,10 @@ export interface McpServerOptions {
 export async function createMcpServer(client: HotlineClient, options: McpServerOptions = {}): Promise<Server> {
   const info = await client.request("state.info");
   const scope: Scope = info.scope === "manage" ? "manage" : "observe";
-  let guide: Promise<GuideForTools> | undefined;
-  const guideText = (): Promise<GuideForTools> => (guide ??= client.request("state.guide", { section: "all" }));
+  const catalog = () => loadCatalog(() => client.request("state.guide", { section: "all" }));
   const toolsets = new SessionToolsets(options.toolsets ?? DEFAULT_TOOLSETS, async () => {
     const byToolset = new Map<ToolsetName, string[]>();
-    for (const tool of buildTools({ scope }, await guideText())) {
+    for (const tool of selectTools(await catalog(), { scope })) {
       const set = TOOLSET_OF[tool.annotations.title];
       if (set) byToolset.set(set, [...(byToolset.get(set) ?? []), tool.name]);
     }
@@ -54,11 +62,15 @@ export async function createMcpServer(client: HotlineClient, options: McpServerO
   });
   const server = new Server(
     { name: "hotline", version: info.version },
-    { capabilities: { tools: { listChanged: true }, resources: {} }, instructions: INSTRUCTIONS },
+    {
+      capabilities: { tools: { listChanged: true }, resources: {} },
+      instructions: INSTRUCTIONS,
+      jsonSchemaValidator: NO_ELICITATION,
+    },
   );
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: [toolsetsTool(), ...buildTools({ scope, toolsets: toolsets.names, outputSchemas: options.outputSchemas }, await guideText())],
+    tools: [toolsetsTool(), ...selectTools(await catalog(), { scope, toolsets: toolsets.names, outputSchemas: options.outputSchemas })],
   }));
   const computer = computerTool(client);
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {

@@ -1,3 +1,4 @@
+import { readFile } from "node:fs/promises";
 import type { ActionDefinition, Scope } from "../protocol/define.js";
 import { ERROR_CODES } from "../protocol/errors.js";
 import { ACTIONS } from "../protocol/index.js";
@@ -129,8 +130,6 @@ function resultOrError(result: Record<string, unknown>): ToolDescription["output
 /** The guide as the tools are built from it: the whole text, and the section documenting each action. */
 export interface GuideForTools {
   text: string;
-  /** The text's SHA-256 (state.guide gives it): tools built from it are kept for the next session. */
-  sha256?: string;
   sections: ReadonlyArray<{ name: string; actions: readonly string[] }>;
 }
 
@@ -189,50 +188,60 @@ export interface ToolChoice {
   outputSchemas?: boolean;
 }
 
-/** Every tool of a scope for one guide text, built once per daemon guide (a build walks the whole guide per tool). */
-const built = new Map<string, { tools: ToolDescription[]; toolset: Map<string, ToolsetName | undefined> }>();
-
-/**
- * The tools a token of `scope` may call, in the session's toolsets: `inputSchema` is the action's
- * published params schema (schemas/actions/<name>.params.json) without WEBSOCKET_ONLY parameters,
- * compacted (compact.ts); `outputSchema`, when asked for, its result schema when that is an object.
- */
-export function buildTools(choice: ToolChoice, guide: GuideForTools, actions: readonly ActionDefinition[] = ACTIONS): ToolDescription[] {
-  const key = `${guide.sha256 ?? guide.text}\0${choice.scope}\0${actions.length}`;
-  let all = built.get(key);
-  if (!all) {
-    all = buildAll(choice.scope, guide, actions);
-    if (guide.sha256) built.set(key, all);
-  }
-  const { tools, toolset } = all;
-  return tools
-    .filter((tool) => {
-      const set = toolset.get(tool.name);
-      return choice.toolsets === undefined || (set !== undefined && choice.toolsets.includes(set));
-    })
-    .map(({ outputSchema, ...tool }) => (choice.outputSchemas && outputSchema ? { ...tool, outputSchema } : tool));
+/** One tool as the build describes it: the tool (with its outputSchema), its toolset and the scope it needs. */
+export interface CatalogEntry {
+  tool: ToolDescription;
+  toolset?: ToolsetName;
+  scope: Scope;
 }
 
-function buildAll(scope: Scope, guide: GuideForTools, actions: readonly ActionDefinition[]) {
+/**
+ * Every tool: `inputSchema` is the action's published params schema (schemas/actions/<name>.params.json)
+ * without WEBSOCKET_ONLY parameters, compacted (compact.ts); `outputSchema` its result schema when
+ * that is an object. Building it walks the whole guide once per tool (~0.1–0.2 s of CPU), so the
+ * build writes it (dist/mcp/tools.json) and a session only picks from it (loadCatalog).
+ */
+export function toolCatalog(guide: GuideForTools, actions: readonly ActionDefinition[] = ACTIONS): CatalogEntry[] {
   const schemas = publishedSchemas(actions);
-  const toolset = new Map<string, ToolsetName | undefined>();
-  const generated = toolActions(actions)
-    .filter((a) => scope === "manage" || a.scope === "observe")
-    .map((action) => {
-      const omit = WEBSOCKET_ONLY[action.name] ?? [];
-      const params = schemas.get(`actions/${action.name}.params.json`) as ToolDescription["inputSchema"];
-      const result = schemas.get(`actions/${action.name}.result.json`) as Record<string, unknown>;
-      const tool: ToolDescription = {
-        name: toolName(action.name),
-        description: describeTool(action, guide, omit, result),
-        inputSchema: compactInputSchema(mcpParams(params, omit)),
-        annotations: { title: action.name, readOnlyHint: action.scope === "observe" },
-      };
-      // MCP requires an object outputSchema; a result of another shape is described by the text only.
-      if (result.type === "object") tool.outputSchema = resultOrError(result);
-      toolset.set(tool.name, TOOLSET_OF[action.name]);
-      return tool;
-    });
-  for (const extra of EXTRA_TOOLS) toolset.set(extra.name, TOOLSET_OF[extra.name]);
-  return { tools: scope === "manage" ? [...generated, ...EXTRA_TOOLS] : generated, toolset };
+  const generated = toolActions(actions).map((action): CatalogEntry => {
+    const omit = WEBSOCKET_ONLY[action.name] ?? [];
+    const params = schemas.get(`actions/${action.name}.params.json`) as ToolDescription["inputSchema"];
+    const result = schemas.get(`actions/${action.name}.result.json`) as Record<string, unknown>;
+    const tool: ToolDescription = {
+      name: toolName(action.name),
+      description: describeTool(action, guide, omit, result),
+      inputSchema: compactInputSchema(mcpParams(params, omit)),
+      annotations: { title: action.name, readOnlyHint: action.scope === "observe" },
+    };
+    // MCP requires an object outputSchema; a result of another shape is described by the text only.
+    if (result.type === "object") tool.outputSchema = resultOrError(result);
+    return { tool, toolset: TOOLSET_OF[action.name], scope: action.scope };
+  });
+  const extras = EXTRA_TOOLS.map((tool): CatalogEntry => ({ tool, toolset: TOOLSET_OF[tool.name], scope: "manage" }));
+  return [...generated, ...extras];
+}
+
+/** The tools a session lists, in its toolsets, for its token's scope. */
+export function selectTools(catalog: readonly CatalogEntry[], choice: ToolChoice): ToolDescription[] {
+  return catalog
+    .filter((e) => choice.scope === "manage" || e.scope === "observe")
+    .filter((e) => choice.toolsets === undefined || (e.toolset !== undefined && choice.toolsets.includes(e.toolset)))
+    .map(({ tool: { outputSchema, ...tool } }) => (choice.outputSchemas && outputSchema ? { ...tool, outputSchema } : tool));
+}
+
+/** The file the build writes the catalog to, beside this module in dist/. */
+export const CATALOG_FILE = "tools.json";
+
+let catalog: Promise<CatalogEntry[]> | undefined;
+
+/**
+ * The build's catalog (read once per process), or, where there is none (run from sources), one built
+ * from `guide()`, the daemon's guide.
+ */
+export function loadCatalog(guide: () => Promise<GuideForTools>): Promise<CatalogEntry[]> {
+  catalog ??= readFile(new URL(CATALOG_FILE, import.meta.url), "utf8").then(
+    (text) => JSON.parse(text) as CatalogEntry[],
+    async () => toolCatalog(await guide()),
+  );
+  return catalog;
 }

@@ -60,6 +60,9 @@ const guide = readGuide(
 mkdirSync(join(root, "dist/guide"), { recursive: true });
 writeFileSync(join(root, "dist/guide/guide.md"), guide.all);
 writeFileSync(join(root, "dist/guide/guide.json"), `${JSON.stringify(guide)}\n`);
+// The MCP tool list (descriptions from the guide's rules), built once here, not in every MCP session.
+const { toolCatalog, CATALOG_FILE } = await import(join(root, "dist/mcp/tools.js"));
+writeFileSync(join(root, "dist/mcp", CATALOG_FILE), `${JSON.stringify(toolCatalog({ text: guide.all, sections: guide.sections }))}\n`);
 
 // An image build has no .git: it passes the commit in HOTLINE_BUILD_COMMIT instead.
 let commit = process.env.HOTLINE_BUILD_COMMIT || "unknown";
