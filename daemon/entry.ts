@@ -1,8 +1,8 @@
 import { mkdirSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { type Config, loadConfig, SETTINGS } from "./config.js";
-import { ALREADY_RUNNING_EXIT_CODE, alreadyRunningMessage, InstanceLock, type LockResult } from "./server/instance-lock.js";
-import { type NixProbe, probeNix } from "./system.js";
+import { loadConfig, SETTINGS } from "./config.js";
+import { ALREADY_RUNNING_EXIT_CODE, alreadyRunningMessage, InstanceLock } from "./server/instance-lock.js";
+import { probeNix } from "./system.js";
 
 /**
  * The daemon's command-line entry: what must happen before anything heavy is loaded. A second
@@ -10,14 +10,6 @@ import { type NixProbe, probeNix } from "./system.js";
  * (it used to load and compile everything first: seconds of CPU to say no). The wiring
  * (main.ts, with every action, the server and the libraries) is imported only once the lock is ours.
  */
-
-/** What main.ts starts from: the config, the state directory's lock, and the Nix probe already under way. */
-export interface Launch {
-  config: Readonly<Config>;
-  locked: Extract<LockResult, { ok: true }>;
-  /** Started before main.ts loads, so its two `nix` runs overlap the loading. */
-  nix: Promise<NixProbe>;
-}
 
 /** Parses daemon flags (`--port 0`, `--allow-origin X` …) from the SETTINGS table. */
 export function parseDaemonFlags(argv: string[]): Record<string, string | string[] | undefined> {

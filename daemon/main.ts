@@ -5,14 +5,16 @@ import { HANDLERS } from "./actions/index.js";
 import type { Services } from "./actions/context.js";
 import { Activity } from "./activity.js";
 import { loadBuildInfo, loadGuide } from "./build-info.js";
+import type { Config } from "./config.js";
 import { Dispatcher } from "./dispatch/dispatcher.js";
 import { loadRequestValidators } from "./dispatch/validators.js";
-import type { Launch } from "./entry.js";
 import { baseJobEnvironment } from "./environment/job-env.js";
 import { withNixpkgsRegistry } from "./nix/registry.js";
 import { JobManager } from "./jobs/manager.js";
 import { createLogger } from "./logger.js";
+import type { LockResult } from "./server/instance-lock.js";
 import { HotlineServer } from "./server/server.js";
+import type { NixProbe } from "./system.js";
 import { oomKillBaseline } from "./process/index.js";
 import { missingNodeFlags } from "./node-flags.js";
 import { createPrepare } from "./features/prepare.js";
@@ -46,6 +48,14 @@ const SHUTDOWN_DEADLINE_MS = 10_000;
 function keepServingOnUncaughtErrors(log: ReturnType<typeof createLogger>): void {
   process.on("uncaughtException", (err, origin) => log.error({ err, origin }, "uncaught exception; the daemon keeps serving"));
   process.on("unhandledRejection", (reason) => log.error({ err: reason }, "unhandled rejection; the daemon keeps serving"));
+}
+
+/** What the daemon starts from (entry.ts): the config, the state directory's lock, and the Nix probe already under way. */
+export interface Launch {
+  config: Readonly<Config>;
+  locked: Extract<LockResult, { ok: true }>;
+  /** Started before this module loads, so its two `nix` runs overlap the loading. */
+  nix: Promise<NixProbe>;
 }
 
 /**

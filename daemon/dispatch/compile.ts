@@ -2,7 +2,7 @@ import { Ajv, type Options, type ValidateFunction } from "ajv";
 import standalone from "ajv/dist/standalone/index.js";
 import type { ActionDefinition } from "../../protocol/define.js";
 import { requestSchema } from "../../protocol/json-schema.js";
-import { validatorExport } from "./validators.js";
+import { validatorExport } from "./validate.js";
 
 /**
  * The one ajv configuration of request validation. No coercion, no defaults, and allErrors off
@@ -20,7 +20,7 @@ export function compileRequestValidators(actions: readonly ActionDefinition[]): 
 
 /**
  * The source of an ES module with every request validator compiled (ajv's standalone code, with
- * the same options): the build writes it beside validators.js, so a daemon starts with no
+ * the same options): the build writes it beside validators.js (GENERATED_VALIDATORS), so a daemon starts with no
  * schema to compile (compiling them took 0.4–0.8 s of every start).
  */
 export function requestValidatorsModule(actions: readonly ActionDefinition[]): string {

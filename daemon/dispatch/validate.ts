@@ -2,6 +2,11 @@ import type { ErrorObject } from "ajv";
 import { PATTERN_MEANINGS } from "../../protocol/common.js";
 import { ActionError } from "../../protocol/errors.js";
 
+/** The export name of an action's validator in the build's generated module (`files.write` → `v_files_write`). */
+export function validatorExport(action: string): string {
+  return `v_${action.replace(/[^A-Za-z0-9]/g, "_")}`;
+}
+
 function pathOf(error: ErrorObject): string {
   const params = error.params as Record<string, unknown>;
   if (error.keyword === "required") return `${error.instancePath}/${String(params.missingProperty)}`;

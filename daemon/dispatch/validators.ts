@@ -1,13 +1,9 @@
 import type { ValidateFunction } from "ajv";
 import type { ActionDefinition } from "../../protocol/define.js";
+import { validatorExport } from "./validate.js";
 
 /** The module the build generates beside this one (compile.ts requestValidatorsModule). */
 export const GENERATED_VALIDATORS = "request-validators.js";
-
-/** The export name of an action's validator in the generated module (`files.write` → `v_files_write`). */
-export function validatorExport(action: string): string {
-  return `v_${action.replace(/[^A-Za-z0-9]/g, "_")}`;
-}
 
 /**
  * Every action's request validator: the build's precompiled ones, or, where the build did not
