@@ -91,12 +91,12 @@ writeFileSync(join(root, "dist/daemon/dispatch", GENERATED_VALIDATORS), requestV
 // paths every launcher runs, become stubs that import the bundle; the rest of dist/ stays as tsc
 // wrote it (the client library, worker threads, the imports of this script).
 await bundleEntries(root, {
-  cli: { source: "cli/main.ts", launcher: "dist/cli/main.js", stub: (bundle) => `import "${bundle}";\n` },
+  cli: { source: "cli/main.ts", launcher: "dist/cli/main.js", stub: (bundle) => `await import("${bundle}");\n` },
   daemon: {
     source: "daemon/entry.ts",
     launcher: "dist/daemon/main.js",
     stub: (bundle) =>
-      `import { runDaemonCommand } from "${bundle}";\nconst args = process.argv.slice(2);\nrunDaemonCommand(args[0] === "daemon" ? args.slice(1) : args);\n`,
+      `const { runDaemonCommand } = await import("${bundle}");\nconst args = process.argv.slice(2);\nrunDaemonCommand(args[0] === "daemon" ? args.slice(1) : args);\n`,
   },
 });
 chmodSync(join(root, "dist/cli/main.js"), 0o755);

@@ -36,12 +36,21 @@ export async function bundleEntries(root, entries) {
     const launcher = join(root, e.launcher);
     const shebang = /^#!.*\n/.exec(readFileSync(launcher, "utf8"))?.[0] ?? "";
     const spec = `./${relative(dirname(launcher), join(outdir, `${name}.js`))}`.replace(/^\.\/\.\.\//, "../");
-    writeFileSync(
-      launcher,
-      `${shebang}// Written by scripts/build.mjs: the code is bundled in dist/bundle/ (scripts/bundle.mjs).\n${e.stub(spec)}`,
-    );
+    writeFileSync(launcher, `${shebang}${STUB_PRELUDE}${e.stub(spec)}`);
   }
 }
+
+/**
+ * The head of every stub: V8's compile cache where Node has one (`module.enableCompileCache`, Node ≥
+ * 22.1; Node 20 has none and skips it), kept per user, never in a directory others can write; then
+ * the bundle is imported (dynamically, so the cache is on before it loads).
+ */
+const STUB_PRELUDE = `// Written by scripts/build.mjs: the code is bundled in dist/bundle/ (scripts/bundle.mjs).
+import module from "node:module";
+import { homedir } from "node:os";
+import { join } from "node:path";
+module.enableCompileCache?.(join(process.env.XDG_CACHE_HOME || join(homedir(), ".cache"), "hotline", "compile-cache"));
+`;
 
 /**
  * Inside the bundle a module's `import.meta.url` still means its own file as tsc emits it in dist/
