@@ -43,7 +43,8 @@ wss.on("connection", (ws) =>
     else if (message === "spawn") {
       const t = performance.now();
       spawn("true").once("exit", () => ws.send(`spawned:${performance.now() - t}`));
-    } else if (message.startsWith("binary:"))
+    } else if (message === "run") spawn("true").once("exit", () => ws.send("ran"));
+    else if (message.startsWith("binary:"))
       pump(ws, Number(message.slice(7)), FRAME, (_, n) => (n === FRAME ? chunk : chunk.subarray(0, n)));
     else if (message.startsWith("json:"))
       pump(ws, Number(message.slice(5)), JSON_FRAME, (offset, n) =>
