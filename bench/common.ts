@@ -120,6 +120,12 @@ export async function timePairs(
   return [median(samples.a), median(samples.b)];
 }
 
+/**
+ * The daemon the suites start: this checkout's, or HOTLINE_BENCH_DAEMON (another build's
+ * dist/daemon/main.js), to compare two builds with the same bench code and floors.
+ */
+export const BENCH_DAEMON_MAIN = process.env.HOTLINE_BENCH_DAEMON || join(ROOT, "dist/daemon/main.js");
+
 export interface BenchDaemon {
   proc: ChildProcess;
   client: HotlineClient;
@@ -149,7 +155,7 @@ export async function startBenchDaemon(
   };
   const proc = spawn(
     process.execPath,
-    [...DAEMON_NODE_FLAGS, ...nodeArgs, join(ROOT, "dist/daemon/main.js"), "--port", "0", "--log-level", "info", ...args],
+    [...DAEMON_NODE_FLAGS, ...nodeArgs, BENCH_DAEMON_MAIN, "--port", "0", "--log-level", "info", ...args],
     { env, stdio: ["ignore", "ignore", "pipe"] },
   );
   const url = await new Promise<string>((resolve, reject) => {

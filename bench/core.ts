@@ -51,6 +51,19 @@ function leanSpawn(ws: WebSocket): Promise<number> {
   });
 }
 
+/** Asks the raw server to spawn `true` and answer at its exit: one raw round trip plus a bare spawn. */
+function rawRun(ws: WebSocket): Promise<void> {
+  return new Promise((resolve) => {
+    const onMessage = (data: Buffer, isBinary: boolean): void => {
+      if (isBinary || data.toString() !== "ran") return;
+      ws.off("message", onMessage);
+      resolve();
+    };
+    ws.on("message", onMessage);
+    ws.send("run");
+  });
+}
+
 /**
  * Reads one stream on a plain socket until `done(bytes, frame)` says so, counting output bytes:
  * binary frames carry a 4-byte header length and the header before the bytes (the raw floor sends
@@ -103,8 +116,11 @@ const FOLLOW_PAIRS = 150;
 const FOLLOW_WARMUP = 3;
 const MAKE_OUTPUT = `head -c ${STREAM_BYTES} /dev/zero | tr '\\0' 'a'`;
 
-/** The core rows: round trip, job start, follow throughput against the raw floors, memory. */
-export async function coreBenchmarks(): Promise<BenchRow[]> {
+/**
+ * The core rows: round trip, job start, follow throughput against the raw floors, memory.
+ * `latencyOnly`: the round-trip and job-start rows alone (`npm run bench core-latency`).
+ */
+export async function coreBenchmarks(latencyOnly = false): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
   const raw = await startRawServer();
   const daemon = await startBenchDaemon(); // the default output cap
@@ -161,6 +177,25 @@ export async function coreBenchmarks(): Promise<BenchRow[]> {
         () => undefined,
       ),
     );
+
+    // 2c. The job's whole round trip on the same plain client as the floor: a raw round trip whose
+    //     server spawns `true` and answers at its exit. What the daemon adds per job (validation,
+    //     the job record, the journal line, the output log, process tracking) over the wire and the fork.
+    rows.push(
+      pairRow(
+        'shell ["true"] with wait, start→exit (plain ws) vs a raw round trip that spawns true',
+        await samplePairs(
+          400,
+          40,
+          () => plainRequest(ours, "shell", { command: ["true"], wait: 10_000 }),
+          () => rawRun(rawWs),
+        ),
+        "≤ 1.15×",
+        (r) => r <= 1.15,
+      ),
+    );
+
+    if (latencyOnly) return rows;
 
     // 3. A finished 48 MiB job followed by a plain ws client vs the raw floor pumping 1 MiB frames
     //    (binary) or 64 KiB JSON job.output events, read by the same plain client.

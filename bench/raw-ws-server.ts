@@ -10,7 +10,8 @@ import { WebSocketServer, type WebSocket } from "ws";
  *  - `json:N`: N bytes of ASCII as 64 KiB JSON `job.output` events (stringified per frame, as any
  *    JSON sender must), same pumping, then `done`;
  *  - `spawn`: times `spawn("true")` to its exit in this lean process (no daemon's memory to copy on
- *    fork) and answers `spawned:<ms>`.
+ *    fork) and answers `spawned:<ms>`;
+ *  - `run`: spawns `true` and answers `ran` at its exit (the floor of a job's round trip, timed by the client).
  */
 const FRAME = 1024 * 1024;
 const JSON_FRAME = 64 * 1024;
@@ -42,7 +43,8 @@ wss.on("connection", (ws) =>
     else if (message === "spawn") {
       const t = performance.now();
       spawn("true").once("exit", () => ws.send(`spawned:${performance.now() - t}`));
-    } else if (message.startsWith("binary:"))
+    } else if (message === "run") spawn("true").once("exit", () => ws.send("ran"));
+    else if (message.startsWith("binary:"))
       pump(ws, Number(message.slice(7)), FRAME, (_, n) => (n === FRAME ? chunk : chunk.subarray(0, n)));
     else if (message.startsWith("json:"))
       pump(ws, Number(message.slice(5)), JSON_FRAME, (offset, n) =>

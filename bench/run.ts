@@ -10,12 +10,14 @@ import { pythonBenchmarks } from "./python.js";
 import { scaleBenchmarks } from "./scale.js";
 import { sshBenchmarks } from "./ssh.js";
 import { previewBenchmarks } from "./preview.js";
+import { startupBenchmarks } from "./startup.js";
 
 /** `npm run bench`: every benchmark, then one table of medians and ratios. */
 async function main(): Promise<void> {
   const rows: BenchRow[] = [];
   const suites: Array<[string, () => Promise<BenchRow[]>]> = [
-    ["core", coreBenchmarks],
+    ["core", () => coreBenchmarks()],
+    ["core-latency", () => coreBenchmarks(true)],
     ["prepare", () => benchPrepare()],
     ["files", () => filesBenchmarks()],
     ["download", () => downloadBenchmarks()],
@@ -26,11 +28,12 @@ async function main(): Promise<void> {
     ["ssh", () => sshBenchmarks()],
     ["preview", () => previewBenchmarks()],
     ["desktop", () => desktopBenchmarks()],
+    ["startup", () => startupBenchmarks()],
   ];
   const only = process.argv[2];
   for (const [name, run] of suites) {
-    // "download" is a part of "files", run alone on request.
-    if (only ? only !== name : name === "download") continue;
+    // "download" is a part of "files", "core-latency" of "core": each runs alone on request.
+    if (only ? only !== name : name === "download" || name === "core-latency") continue;
     process.stderr.write(`bench: ${name} …\n`);
     try {
       rows.push(...(await run()));

@@ -1,13 +1,10 @@
 #!/usr/bin/env -S node --max-semi-space-size=1 --v8-pool-size=1
 import { parseArgs } from "node:util";
-import { loadConfig } from "../daemon/config.js";
-import { HotlineError } from "../client/errors.js";
-import { CliClient } from "./client.js";
-import { COMMANDS, type CommandContext } from "./commands.js";
-import { daemonHelp } from "./daemon-help.js";
+import type { CommandContext } from "./commands.js";
 import { DaemonGone, EXIT, NoDaemon } from "./exit-codes.js";
-import { displayText } from "./display.js";
-import { cliErrorText } from "./flag-names.js";
+
+// Everything else is imported by the command that needs it: `hotline --help` loads this file and
+// nothing more, a verb loads the client, the config rules and the verb table (README: Start-up).
 
 const USAGE = `hotline — the in-sandbox agent daemon and its CLI
 
@@ -60,16 +57,21 @@ async function main(argv: string[]): Promise<number> {
     return command ? 0 : EXIT.usage;
   }
   if (command === "daemon" && (rest.includes("--help") || rest.includes("-h"))) {
-    process.stdout.write(daemonHelp());
+    process.stdout.write((await import("./daemon-help.js")).daemonHelp());
     return 0;
   }
   if (command === "daemon") {
-    const { runDaemon } = await import("../daemon/main.js");
-    await runDaemon(rest);
+    // Refused (another daemon holds the state directory) or failed: it exits with its own code.
+    (await import("../daemon/entry.js")).runDaemonCommand(rest);
     return -1; // keeps running
   }
   // Like any program, `hotline mcp` connects through hotline/client itself: no CLI connection.
   if (command === "mcp") return (await import("./commands/mcp.js")).runMcp(rest);
+  const [{ COMMANDS }, { CliClient }, { loadConfig }] = await Promise.all([
+    import("./commands.js"),
+    import("./client.js"),
+    import("../daemon/config.js"),
+  ]);
   const run = COMMANDS[command];
   if (!run) {
     process.stderr.write(`hotline: unknown command ${command}\n${USAGE}\n`);
@@ -155,19 +157,24 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    if (code >= 0) process.exitCode = code;
-  },
-  (err: unknown) => {
-    // A HotlineError that reaches here is the daemon's reply: CliClient turns unreachable daemons into NoDaemon.
-    const text = err instanceof HotlineError ? cliErrorText(err) : (err as Error).message;
-    process.stderr.write(`hotline: ${displayText(text)}\n`);
-    process.exitCode =
-      err instanceof HotlineError
-        ? EXIT.requestFailed
-        : err instanceof DaemonGone || err instanceof NoDaemon
-          ? EXIT.daemonUnavailable
-          : EXIT.other;
-  },
-);
+/** Prints a failure the way the CLI words it and sets its exit code. */
+async function fail(err: unknown): Promise<void> {
+  const [{ HotlineError }, { cliErrorText }, { displayText }] = await Promise.all([
+    import("../client/errors.js"),
+    import("./flag-names.js"),
+    import("./display.js"),
+  ]);
+  // A HotlineError that reaches here is the daemon's reply: CliClient turns unreachable daemons into NoDaemon.
+  const text = err instanceof HotlineError ? cliErrorText(err) : (err as Error).message;
+  process.stderr.write(`hotline: ${displayText(text)}\n`);
+  process.exitCode =
+    err instanceof HotlineError
+      ? EXIT.requestFailed
+      : err instanceof DaemonGone || err instanceof NoDaemon
+        ? EXIT.daemonUnavailable
+        : EXIT.other;
+}
+
+main(process.argv.slice(2)).then((code) => {
+  if (code >= 0) process.exitCode = code;
+}, fail);

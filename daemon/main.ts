@@ -1,21 +1,20 @@
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
 import { ACTIONS } from "../protocol/index.js";
 import { HANDLERS } from "./actions/index.js";
 import type { Services } from "./actions/context.js";
 import { Activity } from "./activity.js";
 import { loadBuildInfo, loadGuide } from "./build-info.js";
-import { loadConfig, SETTINGS } from "./config.js";
+import type { Config } from "./config.js";
 import { Dispatcher } from "./dispatch/dispatcher.js";
+import { loadRequestValidators } from "./dispatch/validators.js";
 import { baseJobEnvironment } from "./environment/job-env.js";
 import { withNixpkgsRegistry } from "./nix/registry.js";
 import { JobManager } from "./jobs/manager.js";
 import { createLogger } from "./logger.js";
-import { InstanceLock, ALREADY_RUNNING_EXIT_CODE, alreadyRunningMessage } from "./server/instance-lock.js";
+import type { LockResult } from "./server/instance-lock.js";
 import { HotlineServer } from "./server/server.js";
-import { probeNix } from "./system.js";
+import type { NixProbe } from "./system.js";
 import { oomKillBaseline } from "./process/index.js";
 import { missingNodeFlags } from "./node-flags.js";
 import { createPrepare } from "./features/prepare.js";
@@ -40,18 +39,6 @@ import { vncRoute } from "./web/vnc-route.js";
 import { Health, readinessChecks } from "./server/health.js";
 import { TokenFileWatch } from "./tokens/file-watch.js";
 
-/** Parses daemon flags (`--port 0`, `--allow-origin X` …) from the SETTINGS table. */
-export function parseDaemonFlags(argv: string[]): Record<string, string | string[] | undefined> {
-  const options: Record<string, { type: "string"; multiple?: boolean }> = {};
-  for (const s of SETTINGS) options[s.flag] = s.kind === "list" ? { type: "string", multiple: true } : { type: "string" };
-  return parseArgs({ args: argv, options, allowPositionals: false, strict: true }).values as Record<string, string | string[] | undefined>;
-}
-
-/** A second daemon on a state directory another one holds: refused before it touches anything. */
-export class AlreadyRunningError extends Error {
-  readonly exitCode = ALREADY_RUNNING_EXIT_CODE;
-}
-
 /** Shutdown ends within this, whatever a job, a client or the log does; past it the daemon exits 1. */
 const SHUTDOWN_DEADLINE_MS = 10_000;
 
@@ -65,13 +52,20 @@ function keepServingOnUncaughtErrors(log: ReturnType<typeof createLogger>): void
   process.on("unhandledRejection", (reason) => log.error({ err: reason }, "unhandled rejection; the daemon keeps serving"));
 }
 
-/** Start-up order: config → dirs → instance lock → logger → tokens → jobs (restore) → services → server → daemon.json. */
-export async function runDaemon(argv: string[]): Promise<void> {
-  const config = loadConfig(parseDaemonFlags(argv));
-  mkdirSync(config.stateDir, { recursive: true, mode: 0o700 });
-  // Nothing else is touched (no token, no crash recovery, no daemon.json) until the lock is ours.
-  const locked = await InstanceLock.acquire(config.stateDir);
-  if (!locked.ok) throw new AlreadyRunningError(alreadyRunningMessage(locked.holder, config.stateDir));
+/** What the daemon starts from (entry.ts): the config, the state directory's lock, and the Nix probe already under way. */
+export interface Launch {
+  config: Readonly<Config>;
+  locked: Extract<LockResult, { ok: true }>;
+  /** Started before this module loads, so its two `nix` runs overlap the loading. */
+  nix: Promise<NixProbe>;
+}
+
+/**
+ * Start-up order: (entry.ts: config → state dir → instance lock → Nix probe started) → logger →
+ * tokens → jobs (restore) → services → server → daemon.json.
+ */
+export async function startDaemon(launch: Launch): Promise<void> {
+  const { config, locked } = launch;
   const lock = locked.lock;
   mkdirSync(config.cacheDir, { recursive: true, mode: 0o700 });
   const log = createLogger(config.logLevel);
@@ -106,7 +100,7 @@ export async function runDaemon(argv: string[]): Promise<void> {
   const pageAssets = new PageAssets();
   const links = new PageLinks(tokens, config.publicUrl, pageAssets);
   const pages = new PageAccess(config.allowedHosts, config.publicUrl, config.host);
-  const nix = await probeNix();
+  const nix = await launch.nix;
   const loopWatch = new LoopWatch(log);
   const prepare = createPrepare({ config, build, log, probe: nix });
   const baseEnv = (await prepare.registry.refresh())
@@ -141,7 +135,7 @@ export async function runDaemon(argv: string[]): Promise<void> {
     desktop: new Desktop(config.display, vnc),
   };
   const cdp = new CdpRelay(tokens, services.desktop.browser, config.allowedOrigins, log);
-  const dispatcher = new Dispatcher(ACTIONS, Object.values(HANDLERS), services);
+  const dispatcher = new Dispatcher(ACTIONS, Object.values(HANDLERS), services, await loadRequestValidators(ACTIONS));
   let url = "";
   const health = new Health(
     readinessChecks({ stateDir: config.stateDir, tokens, ssh: config.ssh === "on" ? services.ssh : undefined, display: config.display }),
@@ -240,17 +234,4 @@ export async function runDaemon(argv: string[]): Promise<void> {
     );
     timer.unref();
   }
-}
-
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const args = process.argv.slice(2);
-  if (args[0] === "daemon") args.shift();
-  runDaemon(args).catch((err: unknown) => {
-    if (err instanceof AlreadyRunningError) {
-      process.stderr.write(`${err.message}\n`);
-      process.exit(err.exitCode);
-    }
-    process.stderr.write(`hotline: ${(err as Error).message}\n`);
-    process.exit(1);
-  });
 }

@@ -6,7 +6,8 @@ import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { connect, HotlineError, type HotlineClient } from "../client/index.js";
 import type { Scope } from "../protocol/define.js";
 import { readBody } from "./body.js";
-import { createMcpServer } from "./server.js";
+import { createMcpServer, type McpServerOptions } from "./server.js";
+import { parseToolsets } from "./toolsets.js";
 
 /** Who is calling, as the daemon's upgrade check found it. */
 export interface Caller {
@@ -146,6 +147,12 @@ export class McpHttpEndpoint {
   }
 
   private async open(req: IncomingMessage, res: ServerResponse, caller: Caller, body: unknown): Promise<void> {
+    let choice: McpServerOptions;
+    try {
+      choice = sessionChoice(req);
+    } catch (err) {
+      return sendError(res, 400, "invalid_request", (err as Error).message);
+    }
     let client: HotlineClient;
     try {
       client = await connect({ url: this.options.url, token: caller.token });
@@ -157,7 +164,7 @@ export class McpHttpEndpoint {
     }
     let server: Server;
     try {
-      server = await createMcpServer(client);
+      server = await createMcpServer(client, choice);
     } catch (err) {
       await client.close();
       throw err;
@@ -195,6 +202,22 @@ export class McpHttpEndpoint {
     const now = Date.now();
     for (const session of this.sessions.values()) if (now - session.lastUsed > this.options.idleMs) void this.end(session);
   }
+}
+
+/**
+ * What a new session lists, from its initialize request: the toolsets in the `toolsets` query
+ * parameter or the `X-MCP-Toolsets` header (`core,web`, `all`; the defaults otherwise), and each
+ * tool's outputSchema with `outputSchemas=1` (or the header `X-MCP-Output-Schemas: 1`).
+ */
+function sessionChoice(req: IncomingMessage): McpServerOptions {
+  const query = new URL(req.url ?? "/", "http://mcp").searchParams;
+  const header = (name: string): string | undefined => {
+    const value = req.headers[name];
+    return Array.isArray(value) ? value.join(",") : value;
+  };
+  const toolsets = parseToolsets(query.get("toolsets") ?? header("x-mcp-toolsets"));
+  const outputSchemas = ["1", "true"].includes(query.get("outputSchemas") ?? header("x-mcp-output-schemas") ?? "");
+  return { ...(toolsets ? { toolsets } : {}), outputSchemas };
 }
 
 function leastRecentlyUsed(sessions: Session[]): Session | undefined {

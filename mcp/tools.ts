@@ -1,10 +1,13 @@
+import { readFile } from "node:fs/promises";
 import type { ActionDefinition, Scope } from "../protocol/define.js";
 import { ERROR_CODES } from "../protocol/errors.js";
 import { ACTIONS } from "../protocol/index.js";
 import { publishedSchemas } from "../protocol/json-schema.js";
 import { COMPUTER_DESCRIPTION, COMPUTER_INPUT_SCHEMA, COMPUTER_TOOL } from "./computer.js";
 import { keyRules } from "./guide-rules.js";
+import { compactInputSchema, resultShape } from "./compact.js";
 import { guideUri } from "./resources.js";
+import { TOOLSET_OF, type ToolsetName } from "./toolsets.js";
 
 /**
  * Actions that get no MCP tool, each with the reason. A test fails when an action has neither a
@@ -98,10 +101,9 @@ export function startsJob(action: ActionDefinition): boolean {
 export const DEFAULT_WAIT_MS = 30_000;
 
 const JOB_RULE =
-  `Waits up to \`wait\` ms (default ${DEFAULT_WAIT_MS}) for the job to end: then the result has the output (head and tail when long). ` +
-  "Otherwise it has the status, the output so far and the next call to make (jobs_wait, jobs_output, jobs_cancel); " +
-  "with `wait: 0` it returns the status at once, without output. " +
-  "With a progressToken it sends progress notifications; cancelling the call cancels the job.";
+  `Waits up to \`wait\` ms (default ${DEFAULT_WAIT_MS}) and returns the job's status and output (head and tail when long); ` +
+  "a job still running returns its status, the output so far and the next call (jobs_wait, jobs_output, jobs_cancel). " +
+  "`wait: 0` returns the status at once, without output. A progressToken gets progress notifications; cancelling the call cancels the job.";
 
 /** What an error result's structuredContent holds: the wire error (see results.ts errorResult). */
 const TOOL_ERROR_SCHEMA = {
@@ -147,44 +149,99 @@ function toolNames(text: string): string {
 }
 
 /**
- * An action's description: its summary, the MCP job rule, its own rules (without what MCP does not
- * offer: the WEBSOCKET_ONLY parameters and the EXCLUDED actions), and where the rest is.
+ * An action's description, each thing once: its summary, the MCP job rule, its own rules (without
+ * what MCP does not offer: the WEBSOCKET_ONLY parameters and the EXCLUDED actions), what it returns
+ * (its result's fields: the outputSchema is sent only to a client that asks), and where the rest is.
  */
-function describeTool(action: ActionDefinition, guide: GuideForTools, omit: readonly string[]): string {
+function describeTool(action: ActionDefinition, guide: GuideForTools, omit: readonly string[], result: Record<string, unknown>): string {
   const section = guide.sections.find((s) => s.actions.includes(action.name))?.name;
-  const more = section ? `Full rules: the resource ${guideUri(section)}.` : "";
   const parts = [
     action.summary,
     startsJob(action) ? JOB_RULE : "",
     MCP_RULES[action.name] ?? "",
-    toolNames(keyRules(guide.text, action.name, [...omit, ...Object.keys(EXCLUDED)])),
-    more,
+    toolNames(withoutRepeats(keyRules(guide.text, action.name, [...omit, ...Object.keys(EXCLUDED)]))),
+    `Returns ${resultShape(result)}.${section ? ` Full rules: the resource ${guideUri(section)}.` : ""}`,
   ];
   return parts.filter(Boolean).join("\n\n");
 }
 
 /**
- * The tools a token of `scope` may call: `inputSchema` is the action's published params schema
- * (schemas/actions/<name>.params.json) without WEBSOCKET_ONLY parameters, `outputSchema` its result
- * schema when that is an object.
+ * The guide's rules without what a tool description says otherwise: a bare `Result \`{…}\`.` (the
+ * Returns sentence names the fields) and the CLI's usage (an MCP caller calls the tool).
  */
-export function buildTools(scope: Scope, guide: GuideForTools, actions: readonly ActionDefinition[] = ACTIONS): ToolDescription[] {
+function withoutRepeats(rules: string): string {
+  return rules
+    .replace(/(^|\s)Result `\{[^`]*\}`\.(?=\s|$)/g, "")
+    .replace(/(^|\s)CLI: `[^`]*`\.(?=\s|$)/g, "")
+    .split("\n")
+    .map((line) => line.trim())
+    .filter(Boolean)
+    .join("\n");
+}
+
+/** Which tools a session lists. */
+export interface ToolChoice {
+  scope: Scope;
+  /** The toolsets listed (TOOLSET_OF); every tool when undefined. */
+  toolsets?: readonly ToolsetName[];
+  /** Each tool with its outputSchema (the result or the error): for clients that validate structuredContent. */
+  outputSchemas?: boolean;
+}
+
+/** One tool as the build describes it: the tool (with its outputSchema), its toolset and the scope it needs. */
+export interface CatalogEntry {
+  tool: ToolDescription;
+  toolset?: ToolsetName;
+  scope: Scope;
+}
+
+/**
+ * Every tool: `inputSchema` is the action's published params schema (schemas/actions/<name>.params.json)
+ * without WEBSOCKET_ONLY parameters, compacted (compact.ts); `outputSchema` its result schema when
+ * that is an object. Building it walks the whole guide once per tool (~0.1–0.2 s of CPU), so the
+ * build writes it (dist/mcp/tools.json) and a session only picks from it (loadCatalog).
+ */
+export function toolCatalog(guide: GuideForTools, actions: readonly ActionDefinition[] = ACTIONS): CatalogEntry[] {
   const schemas = publishedSchemas(actions);
-  const generated = toolActions(actions)
-    .filter((a) => scope === "manage" || a.scope === "observe")
-    .map((action) => {
-      const omit = WEBSOCKET_ONLY[action.name] ?? [];
-      const params = schemas.get(`actions/${action.name}.params.json`) as ToolDescription["inputSchema"];
-      const result = schemas.get(`actions/${action.name}.result.json`) as { type?: unknown };
-      const tool: ToolDescription = {
-        name: toolName(action.name),
-        description: describeTool(action, guide, omit),
-        inputSchema: mcpParams(params, omit),
-        annotations: { title: action.name, readOnlyHint: action.scope === "observe" },
-      };
-      // MCP requires an object outputSchema; a result of another shape is described by the text only.
-      if (result.type === "object") tool.outputSchema = resultOrError(result as Record<string, unknown>);
-      return tool;
-    });
-  return scope === "manage" ? [...generated, ...EXTRA_TOOLS] : generated;
+  const generated = toolActions(actions).map((action): CatalogEntry => {
+    const omit = WEBSOCKET_ONLY[action.name] ?? [];
+    const params = schemas.get(`actions/${action.name}.params.json`) as ToolDescription["inputSchema"];
+    const result = schemas.get(`actions/${action.name}.result.json`) as Record<string, unknown>;
+    const tool: ToolDescription = {
+      name: toolName(action.name),
+      description: describeTool(action, guide, omit, result),
+      inputSchema: compactInputSchema(mcpParams(params, omit)),
+      annotations: { title: action.name, readOnlyHint: action.scope === "observe" },
+    };
+    // MCP requires an object outputSchema; a result of another shape is described by the text only.
+    if (result.type === "object") tool.outputSchema = resultOrError(result);
+    return { tool, toolset: TOOLSET_OF[action.name], scope: action.scope };
+  });
+  const extras = EXTRA_TOOLS.map((tool): CatalogEntry => ({ tool, toolset: TOOLSET_OF[tool.name], scope: "manage" }));
+  return [...generated, ...extras];
+}
+
+/** The tools a session lists, in its toolsets, for its token's scope. */
+export function selectTools(catalog: readonly CatalogEntry[], choice: ToolChoice): ToolDescription[] {
+  return catalog
+    .filter((e) => choice.scope === "manage" || e.scope === "observe")
+    .filter((e) => choice.toolsets === undefined || (e.toolset !== undefined && choice.toolsets.includes(e.toolset)))
+    .map(({ tool: { outputSchema, ...tool } }) => (choice.outputSchemas && outputSchema ? { ...tool, outputSchema } : tool));
+}
+
+/** The file the build writes the catalog to, beside this module in dist/. */
+export const CATALOG_FILE = "tools.json";
+
+let catalog: Promise<CatalogEntry[]> | undefined;
+
+/**
+ * The build's catalog (read once per process), or, where there is none (run from sources), one built
+ * from `guide()`, the daemon's guide.
+ */
+export function loadCatalog(guide: () => Promise<GuideForTools>): Promise<CatalogEntry[]> {
+  catalog ??= readFile(new URL(CATALOG_FILE, import.meta.url), "utf8").then(
+    (text) => JSON.parse(text) as CatalogEntry[],
+    async () => toolCatalog(await guide()),
+  );
+  return catalog;
 }

@@ -3,6 +3,7 @@
 import { execFileSync } from "node:child_process";
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync, chmodSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { bundleEntries } from "./bundle.mjs";
 import { runningDaemonOf } from "./running-daemon.mjs";
 
 const root = new URL("..", import.meta.url).pathname;
@@ -59,6 +60,9 @@ const guide = readGuide(
 mkdirSync(join(root, "dist/guide"), { recursive: true });
 writeFileSync(join(root, "dist/guide/guide.md"), guide.all);
 writeFileSync(join(root, "dist/guide/guide.json"), `${JSON.stringify(guide)}\n`);
+// The MCP tool list (descriptions from the guide's rules), built once here, not in every MCP session.
+const { toolCatalog, CATALOG_FILE } = await import(join(root, "dist/mcp/tools.js"));
+writeFileSync(join(root, "dist/mcp", CATALOG_FILE), `${JSON.stringify(toolCatalog({ text: guide.all, sections: guide.sections }))}\n`);
 
 // An image build has no .git: it passes the commit in HOTLINE_BUILD_COMMIT instead.
 let commit = process.env.HOTLINE_BUILD_COMMIT || "unknown";
@@ -68,7 +72,6 @@ if (!process.env.HOTLINE_BUILD_COMMIT)
   } catch {}
 const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
 writeFileSync(join(root, "dist/build-info.json"), `${JSON.stringify({ version, commit })}\n`);
-chmodSync(join(root, "dist/cli/main.js"), 0o755);
 
 // schemas/ is rebuilt from nothing, so a schema of a removed action cannot linger.
 const { publishedSchemas } = await import(join(root, "dist/protocol/json-schema.js"));
@@ -78,6 +81,26 @@ for (const [path, schema] of publishedSchemas()) {
   mkdirSync(dirname(join(schemaDir, path)), { recursive: true });
   writeFileSync(join(schemaDir, path), `${JSON.stringify(schema, null, 2)}\n`);
 }
+// The request validators, compiled once here instead of at every daemon start (daemon/dispatch/validators.ts).
+const { requestValidatorsModule } = await import(join(root, "dist/daemon/dispatch/compile.js"));
+const { GENERATED_VALIDATORS } = await import(join(root, "dist/daemon/dispatch/validators.js"));
+writeFileSync(join(root, "dist/daemon/dispatch", GENERATED_VALIDATORS), requestValidatorsModule(ACTIONS));
+
+// The CLI and the daemon, bundled (README: Start-up): resolving and reading ~600 modules one by
+// one cost more than everything else a start does. dist/cli/main.js and dist/daemon/main.js, the
+// paths every launcher runs, become stubs that import the bundle; the rest of dist/ stays as tsc
+// wrote it (the client library, worker threads, the imports of this script).
+await bundleEntries(root, {
+  cli: { source: "cli/main.ts", launcher: "dist/cli/main.js", stub: (bundle) => `await import("${bundle}");\n` },
+  daemon: {
+    source: "daemon/entry.ts",
+    launcher: "dist/daemon/main.js",
+    stub: (bundle) =>
+      `const { runDaemonCommand } = await import("${bundle}");\nconst args = process.argv.slice(2);\nrunDaemonCommand(args[0] === "daemon" ? args.slice(1) : args);\n`,
+  },
+});
+chmodSync(join(root, "dist/cli/main.js"), 0o755);
+
 if (typeErrors) {
   console.error("build: TypeScript reported errors");
   process.exit(1);

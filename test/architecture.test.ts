@@ -129,7 +129,7 @@ const FORBIDDEN: Record<string, string[]> = {
   // The MCP server is a client of the daemon like any program: the typed client and the protocol only.
   "mcp/": ["daemon/", "cli/", "bench/", "test/"],
   // The CLI is a client too: hotline/client, the protocol, the MCP server for `hotline mcp`, the
-  // settings table for `hotline daemon --help`, and daemon/main only for `hotline daemon` (below).
+  // settings table for `hotline daemon --help`, and daemon/entry only for `hotline daemon` (below).
   "cli/": [
     "daemon/actions/",
     "daemon/dispatch/",
@@ -223,7 +223,7 @@ describe("dependencies point one way", () => {
 
   it("sees static and dynamic imports (so the rules above can fail)", () => {
     expect(localImports("daemon/main.ts")).toContain("daemon/server/server");
-    expect(localImports("cli/main.ts")).toContain("daemon/main");
+    expect(localImports("cli/main.ts")).toContain("daemon/entry");
   });
 
   it("the daemon loads mcp/ and the MCP SDK only by dynamic import (idle RSS and job starts must not pay for them)", () => {
@@ -238,8 +238,8 @@ describe("dependencies point one way", () => {
     expect(localImports("daemon/mcp-route.ts")).toContain("mcp/http");
   });
 
-  it("only the CLI's `hotline daemon` reaches daemon/main", () => {
-    const importers = files.filter((f) => localImports(f).includes("daemon/main"));
-    expect(importers).toEqual(["cli/main.ts"]);
+  it("only the CLI's `hotline daemon` reaches daemon/entry, and only the entry (once it holds the lock) daemon/main", () => {
+    expect(files.filter((f) => localImports(f).includes("daemon/entry"))).toEqual(["cli/main.ts"]);
+    expect(files.filter((f) => localImports(f).includes("daemon/main"))).toEqual(["daemon/entry.ts"]);
   });
 });

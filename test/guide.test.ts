@@ -4,7 +4,7 @@ import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { ACTIONS, ERROR_CODES } from "../protocol/index.js";
 import { HANDLERS } from "../daemon/actions/index.js";
-import { compileRequestValidators } from "../daemon/dispatch/validate.js";
+import { compileRequestValidators } from "../daemon/dispatch/compile.js";
 import { CLI_MAIN, withDaemon } from "./helpers/daemon.js";
 import { guideParts, jsonExamples } from "./helpers/guide.js";
 

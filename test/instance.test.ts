@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
-import { TestDaemon, daemonEnv } from "./helpers/daemon.js";
+import { DAEMON_MAIN, DAEMON_NODE_FLAGS, TestDaemon, daemonEnv } from "./helpers/daemon.js";
 import { runDaemonToExit } from "./helpers/run-to-exit.js";
 
 /** The abstract socket names a process holds, as anyone on the machine can see them in /proc/net/unix. */
@@ -53,6 +54,34 @@ describe("one daemon per state directory", { timeout: 120_000 }, () => {
       expect(readFileSync(daemonFile, "utf8")).toBe(before);
       await client.ok("jobs.cancel", { job: job.id });
       await client.close();
+    } finally {
+      await first.stop();
+      first.cleanup();
+    }
+  });
+
+  it("refuses a second daemon having loaded only its entry: the config and the lock, not the daemon's wiring and libraries", async () => {
+    const first = await TestDaemon.start();
+    try {
+      const record = join(first.dirs.root, "modules.txt");
+      const hook = new URL("./fixtures/modules/record.mjs", import.meta.url).href;
+      const args = [...DAEMON_NODE_FLAGS, "--import", hook, DAEMON_MAIN, "--port", "0"];
+      const env = { ...daemonEnv(first.dirs), HOTLINE_RECORD_MODULES: record };
+      const code = await new Promise<number | null>((resolve) =>
+        spawn(process.execPath, args, { env, stdio: "ignore" }).once("exit", resolve),
+      );
+      expect(code).toBe(3);
+      const loaded = readFileSync(record, "utf8")
+        .split("\n")
+        .filter((url) => url.startsWith("file:"));
+      // The bundle (dist/bundle) names each chunk a dynamic import starts after the imported file:
+      // main-<hash>.js is daemon/main.ts with everything it imports.
+      expect(
+        loaded.some((url) => url.includes("/dist/bundle/daemon.js")),
+        loaded.join("\n"),
+      ).toBe(true);
+      expect(loaded.filter((url) => /\/dist\/bundle\/main-[A-Z0-9]+\.js$/.test(url) || url.includes("/node_modules/"))).toEqual([]);
+      expect(existsSync(join(first.dirs.state, "daemon.json"))).toBe(true);
     } finally {
       await first.stop();
       first.cleanup();

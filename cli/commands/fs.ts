@@ -1,5 +1,5 @@
 import { resolve } from "node:path";
-import { FILE_READ_MAX_LIMIT, FILE_WRITE_CHUNK_BYTES, type FileEntry } from "../../protocol/actions/files-fs.js";
+import type { FileEntry } from "../../protocol/actions/files-fs.js";
 import type { Connection } from "../../client/connection.js";
 import type { Command } from "../command.js";
 import { printResult } from "./print.js";
@@ -27,6 +27,9 @@ export interface ReadReply {
   bytes: Buffer;
 }
 
+/** The protocol's file limits, imported by the verbs that use them: the module brings TypeBox, which other verbs need not load. */
+const fileLimits = () => import("../../protocol/actions/files-fs.js");
+
 /**
  * The replies of files.read for a whole file, in order, with `depth` requests in flight: the
  * next offsets are guessed as offset + limit, and a guess is dropped and re-asked when a reply
@@ -39,7 +42,7 @@ export async function* readSlices(
   path: string,
   options: { limit?: number; depth?: number; binary?: boolean } = {},
 ): AsyncGenerator<ReadReply> {
-  const limit = options.limit ?? FILE_READ_MAX_LIMIT;
+  const limit = options.limit ?? (await fileLimits()).FILE_READ_MAX_LIMIT;
   const depth = options.depth ?? 3;
   const frames = new Map<number, Buffer>();
   const arrived = new Map<number, (bytes: Buffer) => void>();
@@ -119,7 +122,7 @@ const put: Command = async ({ client, args, flags, json }) => {
   if (str(flags["if-match"])) first.ifMatch = flags["if-match"];
   if (str(flags.mode)) first.mode = flags.mode;
   if (flags.parents === true) first.parents = true;
-  const chunks = stdinChunks(FILE_WRITE_CHUNK_BYTES);
+  const chunks = stdinChunks((await fileLimits()).FILE_WRITE_CHUNK_BYTES);
   let current = (await chunks.next()).value as Buffer;
   let upload: string | undefined;
   let offset = 0;

@@ -1,4 +1,3 @@
-import { publishedSchemas } from "../../protocol/json-schema.js";
 import type { Command } from "../command.js";
 
 function print(value: unknown): number {
@@ -12,6 +11,8 @@ function print(value: unknown): number {
  * file name (`reply`, `error`, `job.exit`, `actions/shell.params` …).
  */
 const schema: Command = async ({ args }) => {
+  // Every schema is built from protocol/ (TypeBox): loaded by this verb alone.
+  const { publishedSchemas } = await import("../../protocol/json-schema.js");
   const files = publishedSchemas();
   const name = args[0];
   if (name === undefined) return print(files.get("index.json"));

@@ -5,13 +5,12 @@ import type { ActionContext, ActionEntry, ConnectionState, Services } from "../a
 import { isOutOfDescriptors, outOfDescriptors } from "../util/descriptors.js";
 import { work } from "../watchdog/work.js";
 import { nearest } from "./suggest.js";
-import { compileRequestValidators, toInvalidRequest } from "./validate.js";
+import { toInvalidRequest } from "./validate.js";
 
 export type Reply = { id?: string | number; ok: true; result: unknown } | { id?: string | number; ok: false; error: WireError };
 
 /** Validates a frame, routes it to its handler, and maps every failure to the wire error shape. */
 export class Dispatcher {
-  private readonly validators: Map<string, ValidateFunction>;
   private readonly handlers = new Map<string, ActionEntry>();
   private readonly names: string[];
 
@@ -19,11 +18,14 @@ export class Dispatcher {
     definitions: readonly ActionDefinition[],
     entries: readonly ActionEntry[],
     private readonly services: Services,
+    /** Each action's request validator (validators.ts: the build's precompiled ones). */
+    private readonly validators: ReadonlyMap<string, ValidateFunction>,
   ) {
     for (const e of entries) this.handlers.set(e.definition.name, e);
     const missing = definitions.filter((d) => !this.handlers.has(d.name)).map((d) => d.name);
     if (missing.length) throw new Error(`actions without a handler: ${missing.join(", ")}`);
-    this.validators = compileRequestValidators(definitions);
+    const unvalidated = definitions.filter((d) => !validators.has(d.name)).map((d) => d.name);
+    if (unvalidated.length) throw new Error(`actions without a validator: ${unvalidated.join(", ")}`);
     this.names = definitions.map((d) => d.name);
   }
 

@@ -1,18 +1,10 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import type { ErrorObject } from "ajv";
 import { PATTERN_MEANINGS } from "../../protocol/common.js";
-import type { ActionDefinition } from "../../protocol/define.js";
 import { ActionError } from "../../protocol/errors.js";
-import { requestSchema } from "../../protocol/json-schema.js";
 
-/**
- * One private ajv, every request schema compiled once at start-up. No coercion, no defaults, and
- * allErrors off (collecting every error of a hostile frame is a denial-of-service risk).
- */
-export function compileRequestValidators(actions: readonly ActionDefinition[]): Map<string, ValidateFunction> {
-  const ajv = new Ajv({ allErrors: false, coerceTypes: false, useDefaults: false, strict: false });
-  const validators = new Map<string, ValidateFunction>();
-  for (const action of actions) validators.set(action.name, ajv.compile(requestSchema(action)));
-  return validators;
+/** The export name of an action's validator in the build's generated module (`files.write` → `v_files_write`). */
+export function validatorExport(action: string): string {
+  return `v_${action.replace(/[^A-Za-z0-9]/g, "_")}`;
 }
 
 function pathOf(error: ErrorObject): string {

@@ -1,7 +1,7 @@
 import { createHash, createPrivateKey, type KeyObject, sign } from "node:crypto";
 import { chmodSync, existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { join } from "node:path";
-import ssh2 from "ssh2";
 import { writeFileAtomicSync } from "../util/atomic-write.js";
 
 /** The daemon's SSH identity: the private key ssh2 serves with, and its public half as clients pin it. */
@@ -24,6 +24,8 @@ export const HOST_KEY_FILE = "ssh_host_ed25519_key";
  * first start; it persists so a client's known_hosts entry stays valid across restarts.
  */
 export function loadHostKey(configDir: string): HostKey {
+  // Required here, not imported: ssh2 is loaded only by a daemon that serves SSH (README: Start-up).
+  const ssh2 = createRequire(import.meta.url)("ssh2") as typeof import("ssh2");
   const path = join(configDir, HOST_KEY_FILE);
   if (!existsSync(path)) {
     // ssh2 generates with node's crypto and writes OpenSSH's format, so no ssh-keygen is needed at runtime.

@@ -11,19 +11,36 @@ export function mcpUrl(daemon: TestDaemon): URL {
 }
 
 /**
+ * What the session lists: `toolsets` as `--toolsets` / `?toolsets=` take them (undefined: the
+ * server's defaults), and `outputSchemas` (the SDK client then validates every structuredContent).
+ */
+export interface SessionChoice {
+  toolsets?: string;
+  outputSchemas?: boolean;
+}
+
+/** Most tests call every tool and check each result against its outputSchema, as before toolsets. */
+const EVERYTHING: SessionChoice = { toolsets: "all", outputSchemas: true };
+
+/**
  * An official SDK Client connected to the daemon's MCP server: `hotline mcp` spawned on stdio with
  * the daemon's directories, or Streamable HTTP at /mcp with a token.
  */
-export async function mcpClient(daemon: TestDaemon, kind: TransportKind, token = daemon.token): Promise<Client> {
+export async function mcpClient(daemon: TestDaemon, kind: TransportKind, token = daemon.token, choice = EVERYTHING): Promise<Client> {
   const client = new Client({ name: "hotline-test", version: "0" });
   if (kind === "stdio") {
-    await client.connect(
-      new StdioClientTransport({ command: process.execPath, args: [CLI_MAIN, "mcp"], env: daemon.cliEnv, stderr: "inherit" }),
-    );
+    const args = [
+      CLI_MAIN,
+      "mcp",
+      ...(choice.toolsets ? ["--toolsets", choice.toolsets] : []),
+      ...(choice.outputSchemas ? ["--output-schemas"] : []),
+    ];
+    await client.connect(new StdioClientTransport({ command: process.execPath, args, env: daemon.cliEnv, stderr: "inherit" }));
   } else {
-    await client.connect(
-      new StreamableHTTPClientTransport(mcpUrl(daemon), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }),
-    );
+    const url = mcpUrl(daemon);
+    if (choice.toolsets) url.searchParams.set("toolsets", choice.toolsets);
+    if (choice.outputSchemas) url.searchParams.set("outputSchemas", "1");
+    await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
   }
   return client;
 }

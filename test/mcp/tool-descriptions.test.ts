@@ -64,6 +64,10 @@ describe("every MCP tool's description", () => {
       expect(Object.keys(tool.inputSchema.properties ?? {})).not.toContain(option);
       expect(description).not.toContain(`\`${option}\``);
     }
+    // It says what the tool returns (the outputSchema goes only to clients that ask), each field once.
+    const returns = /\bReturns (\{[^\n]*\}|\[[^\n]*\])\./.exec(description)?.[1];
+    expect(returns, `${name}: a "Returns {…}." sentence`).toBeDefined();
+    expect(description.split("Returns {").length, `${name}: one Returns sentence`).toBe(2);
     // And it says where the rest of its rules are: a guide section that documents it.
     const section = /hotline:\/\/guide\/([a-z0-9-]+)/.exec(description)?.[1];
     expect(guideParts().sections.find((s) => s.name === section)?.actions, `${name}'s section`).toContain(name);
@@ -77,6 +81,29 @@ describe("every MCP tool's description", () => {
     expect(byName.get("jobs_cancel")).toContain("processes outside the group are stopped as well.");
     expect(byName.get("files_write")).toMatch(/chunks of 512 KiB.*`final: false`.*`upload`.*`offset`/s);
     expect(byName.get("files_read")).not.toMatch(/binary/i);
+  });
+
+  it("terminal_open says everything it returns, the SSH fields too", async () => {
+    const description = (await tools()).find((t) => t.name === "terminal_open")!.description ?? "";
+    for (const field of [
+      "webTerminalUrl",
+      "expiresAt",
+      "job",
+      "sshCommand",
+      "sshHost",
+      "sshPort",
+      "sshUser",
+      "sshKnownHosts",
+      "sshHostKeyFingerprint",
+    ])
+      expect(description).toMatch(new RegExp(`Returns .*\\b${field}\\b`));
+  });
+
+  it("says nothing twice: no rule sentence that only repeats the Returns line, no CLI usage", async () => {
+    for (const tool of await tools()) {
+      expect(tool.description, tool.name).not.toMatch(/(^|\n)Result `\{[^`]*\}`\.(\n|$)/);
+      expect(tool.description, tool.name).not.toMatch(/\bCLI: `hotline /);
+    }
   });
 
   it("refuses a WebSocket-only option by name, and state_info's text says what the daemon is", async () => {
