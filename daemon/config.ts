@@ -56,6 +56,10 @@ export interface Config {
   display?: string;
   /** The VNC server behind desktop.open, host:port; 127.0.0.1 and 5900 + the display number by default. */
   vnc?: string;
+  /** "on" (default): jobs' CPU and memory and the sandbox's samples (state.metrics, /metrics); "off": neither. */
+  metrics: "on" | "off";
+  /** Between two samples of the sandbox (state.metrics). */
+  metricsIntervalMs: number;
 }
 
 /** Config-file keys; the same names are the camelCase of the flags. */
@@ -88,6 +92,8 @@ const FILE_KEYS = [
   "previewUrl",
   "display",
   "vnc",
+  "metrics",
+  "metricsIntervalMs",
 ] as const;
 
 const CACHE_FILE_KEYS = ["push", "secretKeyFile", "substituters", "trustedPublicKeys"] as const;
@@ -155,6 +161,8 @@ export const SETTINGS: ReadonlyArray<Setting> = [
   { flag: "ssh-max-channels", key: "sshMaxChannels", env: "HOTLINE_SSH_MAX_CHANNELS", kind: "number" },
   { flag: "ssh-forward-any", key: "sshForwardAny", env: "HOTLINE_SSH_FORWARD_ANY", kind: "string" },
   { flag: "ssh-login-grace-ms", key: "sshLoginGraceMs", env: "HOTLINE_SSH_LOGIN_GRACE_MS", kind: "number" },
+  { flag: "metrics", key: "metrics", env: "HOTLINE_METRICS", kind: "string", choices: ["on", "off"] },
+  { flag: "metrics-interval-ms", key: "metricsIntervalMs", env: "HOTLINE_METRICS_INTERVAL_MS", kind: "number", min: 250, max: 60_000 },
 ];
 
 /** The nixpkgs revision prepare pins new package definitions to, unless configured otherwise. */
@@ -193,6 +201,8 @@ function defaults(env: NodeJS.ProcessEnv): Config {
     sshMaxChannels: 128,
     sshForwardAny: "off",
     sshLoginGraceMs: 30_000,
+    metrics: "on",
+    metricsIntervalMs: 2000,
     ...(env.DISPLAY ? { display: env.DISPLAY } : {}),
   };
 }

@@ -37,6 +37,8 @@ import { Desktop } from "./desktop/desktop.js";
 import { CdpRelay } from "./desktop/cdp-relay.js";
 import { VncRelay, vncAddress } from "./desktop/vnc-relay.js";
 import { vncRoute } from "./web/vnc-route.js";
+import { countCalls, createMetrics } from "./metrics/index.js";
+import { metricsRoute } from "./metrics-route.js";
 
 /** Parses daemon flags (`--port 0`, `--allow-origin X` …) from the SETTINGS table. */
 export function parseDaemonFlags(argv: string[]): Record<string, string | string[] | undefined> {
@@ -114,6 +116,19 @@ export async function runDaemon(argv: string[]): Promise<void> {
     log,
   });
   const vnc = new VncRelay(vncAddress(config.vnc, config.display), tokens, log);
+  // Jobs' CPU and memory, the sandbox's samples and /metrics (daemon/metrics); sampling starts once the daemon listens.
+  const metrics = createMetrics({
+    enabled: config.metrics === "on",
+    intervalMs: config.metricsIntervalMs,
+    stateDir: config.stateDir,
+    jobs,
+    tokens,
+    eventLoop: loopWatch,
+    version: build.version,
+    ports: () => ({ api: url ? Number(new URL(url).port) : 0, ssh: services.ssh.status().port ?? 0 }),
+    log,
+  });
+  countCalls(preview.proxy, "handle", () => metrics.counters.previewRequests++);
   const services: Services = {
     config,
     jobs,
@@ -134,9 +149,10 @@ export async function runDaemon(argv: string[]): Promise<void> {
     ports: preview.ports,
     previews: preview.links,
     desktop: new Desktop(config.display, vnc),
+    metrics,
   };
   const cdp = new CdpRelay(tokens, services.desktop.browser, config.allowedOrigins, log);
-  const dispatcher = new Dispatcher(ACTIONS, Object.values(HANDLERS), services);
+  const dispatcher = new Dispatcher(ACTIONS, Object.values(HANDLERS), services, metrics.counters.request);
   let url = "";
   const mcp = mcpRoute({ tokens, allowedOrigins: config.allowedOrigins, maxBodyBytes: config.maxPayloadBytes, url: () => url });
   const server = new HotlineServer({
@@ -150,7 +166,12 @@ export async function runDaemon(argv: string[]): Promise<void> {
     dispatcher,
     log,
     pages,
-    httpRoutes: [mcp, pageRoute(pages, tokens, pageAssets), cdp.httpRoute].map(trackRoute),
+    httpRoutes: [
+      mcp,
+      pageRoute(pages, tokens, pageAssets),
+      cdp.httpRoute,
+      metricsRoute({ tokens, allowedOrigins: config.allowedOrigins, exposition: metrics.exposition }),
+    ].map(trackRoute),
     hostRoutes: preview.proxy,
     upgradeRoutes: [cdp.upgradeRoute, vncRoute(vnc, tokens, pages)],
   });
@@ -174,6 +195,7 @@ export async function runDaemon(argv: string[]): Promise<void> {
     },
   });
   lock.setUrl(url);
+  metrics.start();
   const daemonFile = join(config.stateDir, "daemon.json");
   writeFileAtomicSync(
     daemonFile,

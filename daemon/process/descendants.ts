@@ -98,6 +98,42 @@ async function findMarked(entries: Buffer[], pids?: number[]): Promise<number[]>
   return found;
 }
 
+const MARKER_PREFIX = Buffer.from(`${JOB_MARKER}=`);
+
+/**
+ * The job id a process's environment marks it with, or undefined (no marker, gone, another
+ * user's). One read of /proc/<pid>/environ, for a process first seen: the usage sampler's way to
+ * find a job's strays that left its process group and its parent.
+ */
+export function markedJob(pid: number): string | undefined {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0; // most reads fail (other users' processes): their stacks would cost more than the reads
+  try {
+    const environ = environOf(pid);
+    if (!environ) return undefined;
+    for (let at = environ.indexOf(MARKER_PREFIX); at >= 0; at = environ.indexOf(MARKER_PREFIX, at + 1)) {
+      if (at !== 0 && environ[at - 1] !== 0) continue;
+      const start = at + MARKER_PREFIX.length;
+      const end = environ.indexOf(0, start);
+      return environ.toString("latin1", start, end < 0 ? environ.length : end) || undefined;
+    }
+    return undefined;
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+}
+
+let exitListener: ((jobId: string) => void) | undefined;
+
+/**
+ * Who hears, synchronously, that a job's main process has just exited (and been reaped): the usage
+ * sampler, which reads the CPU time the kernel just added to the daemon's own children's total.
+ * reapMarked is that moment for every runner, so the hook sits there.
+ */
+export function onMainExit(listener: ((jobId: string) => void) | undefined): void {
+  exitListener = listener;
+}
+
 let lastScanAt = 0;
 
 /** One scan for every job that ended since the last: SIGTERM, then SIGKILL to those still marked. */
@@ -121,6 +157,11 @@ async function scan(): Promise<void> {
  * that left its process group. Scans of jobs that end together are coalesced into one.
  */
 export function reapMarked(jobId: string): void {
+  try {
+    exitListener?.(jobId);
+  } catch {
+    // usage is a report: it never keeps a job's strays from being stopped
+  }
   pending.add(jobId);
   if (scheduled) return;
   scheduled = true;
