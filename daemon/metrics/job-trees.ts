@@ -29,6 +29,8 @@ interface Proc {
   pid: number;
   /** Its start time, the second half of its identity (a reused pid starts later). */
   start: string;
+  /** The same as a number: parents sort before their children. */
+  startOrder: number;
   tree: Tree;
   ppid: number;
   /** Its own CPU, and that of the children it has waited for (clock ticks). */
@@ -253,7 +255,17 @@ export class JobTrees {
       if (!tree) return; // a job not tracked (yet, or any more): looked at again next pass
     }
     if (this.procs.size + this.others.size >= MAX_TRACKED) return;
-    const proc: Proc = { pid, start: u.startTicks, tree, ppid: u.ppid, own: u.ownTicks, child: u.childTicks, rss: u.rssPages, seen: pass };
+    const proc: Proc = {
+      pid,
+      start: u.startTicks,
+      startOrder: Number(u.startTicks),
+      tree,
+      ppid: u.ppid,
+      own: u.ownTicks,
+      child: u.childTicks,
+      rss: u.rssPages,
+      seen: pass,
+    };
     this.procs.set(pid, proc);
     tree.members.add(proc);
   }
@@ -314,7 +326,7 @@ export class JobTrees {
   }
 }
 
-const byStart = (a: Proc, b: Proc): number => Number(a.start) - Number(b.start);
+const byStart = (a: Proc, b: Proc): number => a.startOrder - b.startOrder;
 
 /** Pid 1 and every ancestor of the daemon: the processes a job's orphans can be reparented to. */
 function ancestors(): Set<number> {

@@ -20,8 +20,14 @@ export type MetricsReply = ResultOf<typeof stateMetrics>;
 export const JOB_INTERVAL_MS = 500;
 /** How far back samples go (fewer when the interval is so short that METRICS_MAX_SAMPLES fill sooner). */
 export const WINDOW_MS = 3_600_000;
-/** The sampler's own cost, at most, as a fraction of one core: past it, passes are spaced out. */
+/** The sampler's own cost, at most, as a fraction of one core over time: past it, passes are spaced out. */
 export const CPU_BUDGET = 0.01;
+/**
+ * CPU (ms) the sampler may spend ahead of its budget: a burst such as the first pass, which meets
+ * every process of the machine, runs at once; a job of tens of thousands of processes soon uses
+ * it up and is then sampled as often as CPU_BUDGET allows (every 10–30 s).
+ */
+export const CPU_BURST_MS = 50;
 /** state.metrics without `limit`: the last minute at the default interval. */
 const DEFAULT_LIMIT = 30;
 
@@ -60,6 +66,9 @@ export class MetricsSampler implements UsageMeter {
   private timer: NodeJS.Timeout | undefined;
   private running = false;
   private nextSandboxAt = 0;
+  /** The budget not yet spent (ms of CPU), refilled at CPU_BUDGET per ms of time, at most CPU_BURST_MS. */
+  private credit = CPU_BURST_MS;
+  private creditAt = performance.now();
   private baseline: Baseline | undefined;
   /** Per running job: its kind and the CPU ticks already added to jobCpuTicks. */
   private readonly counted = new Map<string, { kind: string; ticks: number }>();
@@ -140,7 +149,6 @@ export class MetricsSampler implements UsageMeter {
   }
 
   private async tick(): Promise<void> {
-    const started = performance.now();
     const slicer = new Slicer();
     try {
       const jobs = [...this.options.jobs.runningProcessJobs()];
@@ -156,10 +164,12 @@ export class MetricsSampler implements UsageMeter {
     const cost = slicer.finish();
     this.costMs += cost;
     this.passes++;
-    const elapsed = performance.now() - started;
+    const now = performance.now();
+    this.credit = Math.min(CPU_BURST_MS, this.credit + (now - this.creditAt) * CPU_BUDGET) - cost;
+    this.creditAt = now;
     // Idle, a tick only looks for running jobs (no /proc read), so a new job's first sample comes within JOB_INTERVAL_MS.
-    const due = Math.min(JOB_INTERVAL_MS, Math.max(0, this.nextSandboxAt - performance.now()));
-    this.schedule(Math.max(due, cost / CPU_BUDGET - elapsed));
+    const due = Math.min(JOB_INTERVAL_MS, Math.max(0, this.nextSandboxAt - now));
+    this.schedule(Math.max(due, -this.credit / CPU_BUDGET));
   }
 
   private async sampleJobs(jobs: Job[], slicer: Slicer): Promise<void> {

@@ -1,4 +1,5 @@
 import { opendirSync } from "node:fs";
+import { type Work, work } from "../watchdog/work.js";
 
 /** The most one turn of the event loop spends on sampling before it lets others run. */
 export const SLICE_MS = 2;
@@ -21,6 +22,8 @@ export class Slicer {
   private sliceStart = performance.now();
   private sliceCpu = cpuMs();
   private calls = 0;
+  /** The watchdog's view: a late turn spent in a slice is blamed on "metrics sampler". */
+  private readonly unit: Work = work.begin("metrics sampler");
 
   /** Resolves at once while the slice has room; else after a turn of the event loop (a promise either way). */
   check(): Promise<void> | undefined {
@@ -35,10 +38,11 @@ export class Slicer {
     );
   }
 
-  /** Ends the last slice, adding it to spentMs. */
+  /** Ends the last slice, adding it to spentMs; the slicer's work is over. */
   finish(): number {
     this.endSlice();
     this.beginSlice();
+    work.end(this.unit);
     return this.spentMs;
   }
 
@@ -59,6 +63,7 @@ export class Slicer {
 
   private endSlice(): void {
     this.spentMs += Math.max(0, cpuMs() - this.sliceCpu);
+    work.spent(this.unit, performance.now() - this.sliceStart);
   }
 }
 
