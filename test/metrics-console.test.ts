@@ -80,7 +80,7 @@ describe.skipIf(!hasChromium)("the console's metrics panel in Chromium", { timeo
 
   it("draws CPU, memory and disk over the window and each job's CPU and memory, and keeps them moving", async () => {
     const { job } = await client.ok("shell", { command: ["python3", "-c", BUSY], stdin: true });
-    onTestFinished(() => void client.call("jobs.cancel", { job: job.id, graceMs: 0 }));
+    onTestFinished(async () => void (await client.call("jobs.cancel", { job: job.id, graceMs: 0 }).catch(() => undefined)));
     const page = await browser.newPage({ viewport: { width: 1100, height: 520 } });
     const errors: string[] = [];
     page.on("pageerror", (err) => errors.push(err.message));

@@ -5,6 +5,8 @@ import { listPids, type Slicer } from "./slices.js";
 export interface TreeRoot {
   id: string;
   pid: number;
+  /** When the job started (ms since the epoch): how long a job no pass has seen can have used CPU. */
+  startedAt: number;
 }
 
 /** What a job's processes use, in the kernel's units. */
@@ -54,12 +56,19 @@ class Tree {
   usage: TreeUsage = { cpuTicks: 0, rssPages: 0, peakPages: 0, processes: 0 };
   /** CPU ticks per ms over the last pass, to tell its own last moments from another job's. */
   rate = 0;
-  lastPassAt = performance.now();
+  /** When a pass last totalled it (performance.now()); undefined before the first. */
+  lastPassAt: number | undefined;
 
   constructor(
     readonly id: string,
     readonly rootPid: number,
+    readonly startedAt: number,
   ) {}
+
+  /** Milliseconds since it was last totalled, or since the job started when no pass has seen it. */
+  unseenMs(now: number): number {
+    return this.lastPassAt !== undefined ? now - this.lastPassAt : Math.max(0, Date.now() - this.startedAt);
+  }
 
   /** Ticks of its live members (own + waited-for children) other than the main process. */
   descendantsTicks(): number {
@@ -172,7 +181,7 @@ export class JobTrees {
     const estimate = (t: Tree) => {
       const rootProc = t.rootProc();
       const base = rootProc ? rootProc.own + rootProc.child : 0;
-      const elapsedMs = now - t.lastPassAt;
+      const elapsedMs = t.unseenMs(now);
       const descendants = t.descendantsTicks();
       return {
         tree: t,
@@ -227,7 +236,7 @@ export class JobTrees {
   }
 
   private addTree(root: TreeRoot): Tree {
-    const tree = new Tree(root.id, root.pid);
+    const tree = new Tree(root.id, root.pid, root.startedAt);
     this.trees.set(root.id, tree);
     this.byRootPid.set(root.pid, tree);
     return tree;
@@ -319,7 +328,8 @@ export class JobTrees {
     const now = performance.now();
     const previous = tree.usage;
     const cpuTicks = Math.max(previous.cpuTicks, cpu);
-    if (now > tree.lastPassAt) tree.rate = (cpuTicks - previous.cpuTicks) / (now - tree.lastPassAt);
+    const since = tree.unseenMs(now);
+    if (since > 0) tree.rate = (cpuTicks - previous.cpuTicks) / since;
     tree.lastPassAt = now;
     tree.usage = { cpuTicks, rssPages: rss, peakPages: Math.max(previous.peakPages, rss), processes: tree.members.size };
     return tree.usage;

@@ -7,13 +7,20 @@ import type { Job } from "../jobs/job.js";
 import type { JobManager, UsageMeter } from "../jobs/manager.js";
 import { outputStats } from "../jobs/output-stats.js";
 import { CLOCK_TICKS, onMainExit, pageSize } from "../process/index.js";
-import { JobTrees, type TreeUsage } from "./job-trees.js";
+import { JobTrees, type TreeRoot, type TreeUsage } from "./job-trees.js";
 import { Ring } from "./ring.js";
 import { diskUsage, sandboxSource } from "./sandbox.js";
 import { listPids, Slicer } from "./slices.js";
 import { establishedOn } from "./tcp.js";
 
 export type Sample = Static<typeof MetricsSample>;
+
+/** A running process job as the tree sampler knows it. */
+const rootOf = (job: Job): TreeRoot => ({
+  id: job.id,
+  pid: job.control.pid!,
+  startedAt: Date.parse(job.record.startedAt ?? job.record.createdAt),
+});
 export type MetricsReply = ResultOf<typeof stateMetrics>;
 
 /** How often running jobs' processes are read: often enough to catch a short peak, at a bounded cost. */
@@ -102,7 +109,7 @@ export class MetricsSampler implements UsageMeter {
     // A job's main process has just been reaped: its CPU is in the daemon's children's total now.
     onMainExit((jobId) => {
       const job = this.options.jobs.find(jobId);
-      if (job?.control.pid !== undefined) this.trees.rootExited({ id: jobId, pid: job.control.pid });
+      if (job?.control.pid !== undefined) this.trees.rootExited(rootOf(job));
     });
     this.nextSandboxAt = performance.now() + this.options.intervalMs;
     this.schedule(Math.min(JOB_INTERVAL_MS, this.options.intervalMs));
@@ -173,10 +180,7 @@ export class MetricsSampler implements UsageMeter {
   }
 
   private async sampleJobs(jobs: Job[], slicer: Slicer): Promise<void> {
-    const usage = await this.trees.sample(
-      jobs.map((job) => ({ id: job.id, pid: job.control.pid! })),
-      slicer,
-    );
+    const usage = await this.trees.sample(jobs.map(rootOf), slicer);
     for (const job of jobs) {
       const tree = usage.get(job.id);
       if (!tree || job.finished) continue;
