@@ -1,4 +1,6 @@
-import { CLOCK_TICKS, markedJob, pidAlive, readUsage } from "../process/index.js";
+import { closeSync, openSync } from "node:fs";
+import { CLOCK_TICKS, markedJob, pidAlive, readUsage, readUsageAt } from "../process/index.js";
+import { openFileLimit } from "../util/descriptors.js";
 import { listPids, type Slicer } from "./slices.js";
 
 /** A running process job as the sampler tracks it: its id and its main process (the daemon's child). */
@@ -25,6 +27,18 @@ export interface TreeUsage {
 export const MAX_TRACKED = 65_536;
 /** A job's processes read again at its end, at most (synchronously, in its finish); the rest keep their last sample. */
 const FINAL_READS = 64;
+/**
+ * Descriptors kept open on tracked processes' /proc/<pid>/stat (a pread instead of open, read and
+ * close: a third of a pass's cost): at most an eighth of the open-file limit, and 512.
+ */
+const MAX_STAT_FDS = Math.max(0, Math.min(512, Math.floor((openFileLimit() ?? 1024) / 8)));
+/**
+ * A job whose processes used no CPU and stayed the same for this many passes is quiet: its
+ * processes are read every QUIET_EVERY-th pass only (a sleeping process's memory cannot grow:
+ * faulting pages in takes CPU), unless one is born or gone. A hundred idle jobs cost a quarter.
+ */
+const QUIET_PASSES = 2;
+const QUIET_EVERY = 4;
 
 /** One process of a job, as last read. */
 interface Proc {
@@ -41,6 +55,8 @@ interface Proc {
   rss: number;
   /** The pass whose listing last showed it. */
   seen: number;
+  /** A descriptor open on its /proc/<pid>/stat, while the budget allows. */
+  fd: number | undefined;
 }
 
 /** One job's processes and what they used. */
@@ -54,6 +70,9 @@ class Tree {
   /** Whether the main process's time is in `departed` already. */
   rootCounted = false;
   usage: TreeUsage = { cpuTicks: 0, rssPages: 0, peakPages: 0, processes: 0 };
+  /** Passes in a row that found its CPU and processes unchanged; `joined`: a process joined it in this pass. */
+  quiet = 0;
+  joined = false;
   /** CPU ticks per ms over the last pass, to tell its own last moments from another job's. */
   rate = 0;
   /** When a pass last totalled it (performance.now()); undefined before the first. */
@@ -92,9 +111,10 @@ class Tree {
  * with what it had used when last seen. The main process's own end is exact: the CPU the kernel
  * adds to the daemon's children's total when the daemon reaps it (rootExited).
  *
- * Cost per pass: one directory read of /proc, one stat read per process of a job, and for a
- * process never seen before a stat read (and, unless its parent is known, an environ read);
- * processes that are no job's are remembered by pid while they stay listed.
+ * Cost per pass: one directory read of /proc, one stat read per process of a job (of a quiet job,
+ * every QUIET_EVERY-th pass), and for a process never seen before a stat read (and, unless its
+ * parent is known, an environ read); processes that are no job's are remembered by pid while they
+ * stay listed.
  */
 export class JobTrees {
   private readonly trees = new Map<string, Tree>();
@@ -103,6 +123,7 @@ export class JobTrees {
   /** Processes that are no job's: pid → the pass that last listed them. */
   private readonly others = new Map<number, number>();
   private pass = 0;
+  private statFds = 0;
   /** The daemon's children's CPU total when last read, and what of it no job has taken yet. */
   private selfSeen: number | undefined;
   private pool = 0;
@@ -133,7 +154,7 @@ export class JobTrees {
       this.pool = this.selfSeen === undefined ? 0 : Math.max(0, self - this.selfSeen);
       this.selfSeen = self;
     }
-    const listed = await listPids(slicer, MAX_TRACKED);
+    const listed = await listPids(slicer, MAX_TRACKED, this.processes || undefined);
     this.processes = listed.total;
     const fresh: number[] = [];
     for (const pid of listed.pids) {
@@ -150,9 +171,14 @@ export class JobTrees {
     for (const [pid, seen] of this.others) if (seen !== pass) this.others.delete(pid);
     const out = new Map<string, TreeUsage>();
     for (const tree of [...this.trees.values()]) {
+      if (this.quietNow(tree, pass)) {
+        out.set(tree.id, tree.usage);
+        continue;
+      }
       const departedHere = new Map<number, Tree>();
+      const members = tree.members.size > 1 ? [...tree.members].sort(byStart) : [...tree.members];
       // Parents before children: a child reaped between the two reads then shows in neither, never in both.
-      for (const proc of [...tree.members].sort(byStart)) {
+      for (const proc of members) {
         if (this.trees.get(tree.id) !== tree) break; // the job ended meanwhile (final took it)
         if (proc.seen !== pass || !this.refresh(proc)) this.depart(proc, departedHere);
         const pause = slicer.check();
@@ -162,6 +188,15 @@ export class JobTrees {
       out.set(tree.id, this.total(tree));
     }
     return out;
+  }
+
+  /** Whether a quiet job's processes can go unread in this pass: none joined or left, and it is not their turn. */
+  private quietNow(tree: Tree, pass: number): boolean {
+    const joined = tree.joined;
+    tree.joined = false;
+    if (tree.quiet < QUIET_PASSES || joined || pass % QUIET_EVERY === 0 || tree.members.size === 0) return false;
+    for (const proc of tree.members) if (proc.seen !== pass) return false;
+    return true;
   }
 
   /**
@@ -245,7 +280,10 @@ export class JobTrees {
   private drop(tree: Tree): void {
     if (this.trees.get(tree.id) === tree) this.trees.delete(tree.id);
     if (this.byRootPid.get(tree.rootPid) === tree) this.byRootPid.delete(tree.rootPid);
-    for (const proc of tree.members) if (this.procs.get(proc.pid) === proc) this.procs.delete(proc.pid);
+    for (const proc of tree.members) {
+      this.closeStat(proc);
+      if (this.procs.get(proc.pid) === proc) this.procs.delete(proc.pid);
+    }
     tree.members.clear();
   }
 
@@ -264,6 +302,7 @@ export class JobTrees {
       if (!tree) return; // a job not tracked (yet, or any more): looked at again next pass
     }
     if (this.procs.size + this.others.size >= MAX_TRACKED) return;
+    const fd = this.openStat(pid, u.startTicks);
     const proc: Proc = {
       pid,
       start: u.startTicks,
@@ -274,14 +313,44 @@ export class JobTrees {
       child: u.childTicks,
       rss: u.rssPages,
       seen: pass,
+      fd,
     };
     this.procs.set(pid, proc);
     tree.members.add(proc);
+    tree.joined = true;
+  }
+
+  /** A descriptor on the process's stat that reads that process (its start time checked), or undefined. */
+  private openStat(pid: number, startTicks: string): number | undefined {
+    if (this.statFds >= MAX_STAT_FDS) return undefined;
+    let fd: number;
+    try {
+      fd = openSync(`/proc/${pid}/stat`, "r");
+    } catch {
+      return undefined;
+    }
+    if (readUsageAt(fd)?.startTicks !== startTicks) {
+      closeSync(fd);
+      return undefined;
+    }
+    this.statFds++;
+    return fd;
+  }
+
+  private closeStat(proc: Proc): void {
+    if (proc.fd === undefined) return;
+    try {
+      closeSync(proc.fd);
+    } catch {
+      // already closed
+    }
+    proc.fd = undefined;
+    this.statFds--;
   }
 
   /** Reads a tracked process again; false when it is gone (or its pid now names another process). */
   private refresh(proc: Proc): boolean {
-    const u = readUsage(proc.pid);
+    const u = proc.fd !== undefined ? readUsageAt(proc.fd) : readUsage(proc.pid);
     if (!u || u.startTicks !== proc.start) return false;
     proc.ppid = u.ppid;
     // A zombie's own times stay; its RSS is gone.
@@ -299,6 +368,7 @@ export class JobTrees {
    */
   private depart(proc: Proc, departedHere: Map<number, Tree>): void {
     const tree = proc.tree;
+    this.closeStat(proc);
     tree.members.delete(proc);
     if (this.procs.get(proc.pid) === proc) this.procs.delete(proc.pid);
     departedHere.set(proc.pid, tree);
@@ -331,6 +401,7 @@ export class JobTrees {
     const since = tree.unseenMs(now);
     if (since > 0) tree.rate = (cpuTicks - previous.cpuTicks) / since;
     tree.lastPassAt = now;
+    tree.quiet = cpuTicks === previous.cpuTicks && tree.members.size === previous.processes ? tree.quiet + 1 : 0;
     tree.usage = { cpuTicks, rssPages: rss, peakPages: Math.max(previous.peakPages, rss), processes: tree.members.size };
     return tree.usage;
   }

@@ -35,6 +35,11 @@ export const CPU_BUDGET = 0.01;
  * it up and is then sampled as often as CPU_BUDGET allows (every 10–30 s).
  */
 export const CPU_BURST_MS = 50;
+/**
+ * Connections are counted from /proc/net/tcp{,6} at most this often: the kernel walks its whole
+ * connection table to write them (≈ 2 ms of CPU each here), more than all else a sample reads.
+ */
+const CONNECTIONS_EVERY_MS = 10_000;
 /** state.metrics without `limit`: the last minute at the default interval. */
 const DEFAULT_LIMIT = 30;
 
@@ -73,6 +78,8 @@ export class MetricsSampler implements UsageMeter {
   private timer: NodeJS.Timeout | undefined;
   private running = false;
   private nextSandboxAt = 0;
+  /** Processes at the last count: few, and /proc is listed in one read. */
+  private lastProcesses: number | undefined;
   /** The budget not yet spent (ms of CPU), refilled at CPU_BUDGET per ms of time, at most CPU_BURST_MS. */
   private credit = CPU_BURST_MS;
   private creditAt = performance.now();
@@ -85,8 +92,9 @@ export class MetricsSampler implements UsageMeter {
   /** The sampler's own time in slices, and its passes, since it started. */
   costMs = 0;
   passes = 0;
-  /** The latest connection counts (daemon port, SSH port). */
+  /** The latest connection counts (daemon port, SSH port), and when they were taken. */
   connections = { api: 0, ssh: 0 };
+  private connectionsAt = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly options: SamplerOptions) {
     this.ring = new Ring(Math.min(METRICS_MAX_SAMPLES, Math.ceil(WINDOW_MS / options.intervalMs)));
@@ -231,13 +239,18 @@ export class MetricsSampler implements UsageMeter {
     const seconds = (mono - before.mono) / 1000;
     const rate = (delta: number): number => (seconds > 0 ? Math.max(0, delta) / seconds : 0);
     const ports = this.options.ports();
-    const listed = processes === undefined ? (await listPids(slicer, 0)).total : processes;
+    const listed = processes === undefined ? (await listPids(slicer, 0, this.lastProcesses)).total : processes;
+    this.lastProcesses = listed;
     slicer.pause(); // statfs and /proc/net/tcp are read on the thread pool
+    const countNow = mono - this.connectionsAt >= CONNECTIONS_EVERY_MS;
     const [disks, connections] = await Promise.all([
       Promise.all(this.options.disks.map(async (d) => ({ ...d, usage: await diskUsage(d.path) }))),
-      establishedOn([ports.api, ports.ssh]),
+      countNow ? establishedOn([ports.api, ports.ssh]) : undefined,
     ]).finally(() => slicer.resume());
-    this.connections = { api: connections[0]!, ssh: connections[1]! };
+    if (connections) {
+      this.connections = { api: connections[0]!, ssh: connections[1]! };
+      this.connectionsAt = mono;
+    }
     let jobsRss = 0;
     for (const job of this.options.jobs.runningProcessJobs()) jobsRss += job.usage?.rssBytes ?? 0;
     const round = (n: number): number => Math.round(n * 1000) / 1000;

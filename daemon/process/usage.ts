@@ -20,26 +20,53 @@ export interface ProcUsage {
 }
 
 /**
- * Parses the fields of a /proc/<pid>/stat line that usage needs; undefined when it is not one. The
- * command name (field 2) may hold spaces and parentheses, so fields are counted after the last ")".
+ * Parses the fields of a /proc/<pid>/stat line that usage needs, straight from its bytes (no
+ * string per field: a sampler parses hundreds of these a second); undefined when it is not one.
+ * The command name (field 2) may hold spaces and parentheses, so fields are counted after the last ")".
  */
-export function parseUsage(text: string): ProcUsage | undefined {
-  const close = text.lastIndexOf(")");
+export function parseUsageBytes(buf: Buffer, length: number): ProcUsage | undefined {
+  const close = buf.lastIndexOf(0x29, length - 1); // ")"
   if (close < 0) return undefined;
-  const rest = text.slice(close + 2).split(" "); // rest[0] is field 3
-  if (rest.length < 22) return undefined;
-  const n = (i: number): number => Number(rest[i]);
-  const usage = {
-    state: rest[0]!,
-    ppid: n(1),
-    ownTicks: n(11) + n(12),
-    childTicks: n(13) + n(14),
-    startTicks: rest[19]!,
-    rssPages: Math.max(0, n(21)),
+  // Fields 3, 4, 14–17, 22 and 24, numbered as in proc(5); 3 is a letter, the rest whole numbers.
+  const wanted = [0, 0, 0, 0, 0, 0, 0, 0]; // ppid utime stime cutime cstime starttime rss
+  let field = 3;
+  let state = "";
+  let value = 0;
+  let digits = false;
+  for (let i = close + 2; i <= length; i++) {
+    const c = i < length ? buf[i]! : 0x20;
+    if (c !== 0x20 && c !== 0x0a) {
+      if (field === 3) state += String.fromCharCode(c);
+      else if (c >= 0x30 && c <= 0x39) {
+        value = value * 10 + (c - 0x30);
+        digits = true;
+      } else if (c !== 0x2d) return undefined; // a minus sign (tpgid is -1 without a terminal): no field read here is ever negative
+      continue;
+    }
+    if (field !== 3 && !digits) return undefined;
+    const slot = field === 4 ? 0 : field >= 14 && field <= 17 ? field - 13 : field === 22 ? 5 : field === 24 ? 6 : -1;
+    if (slot >= 0) wanted[slot] = value;
+    if (field === 24) break;
+    field++;
+    value = 0;
+    digits = false;
+    if (c === 0x0a) break;
+  }
+  if (field !== 24 || state === "") return undefined;
+  return {
+    state,
+    ppid: wanted[0]!,
+    ownTicks: wanted[1]! + wanted[2]!,
+    childTicks: wanted[3]! + wanted[4]!,
+    startTicks: String(wanted[5]),
+    rssPages: wanted[6]!,
   };
-  if (!Number.isFinite(usage.ownTicks + usage.childTicks + usage.rssPages + usage.ppid) || !/^\d+$/.test(usage.startTicks))
-    return undefined;
-  return usage;
+}
+
+/** parseUsageBytes of a line as text. */
+export function parseUsage(text: string): ProcUsage | undefined {
+  const buf = Buffer.from(text, "latin1");
+  return parseUsageBytes(buf, buf.length);
 }
 
 /** One buffer for every stat read: a stat line is a few hundred bytes. */
@@ -57,12 +84,23 @@ export function readUsage(pid: number | "self"): ProcUsage | undefined {
     return undefined;
   }
   try {
-    const n = readSync(fd, scratch, 0, scratch.length, null);
-    return parseUsage(scratch.toString("latin1", 0, n));
-  } catch {
-    return undefined;
+    return readUsageAt(fd);
   } finally {
     closeSync(fd);
+  }
+}
+
+/**
+ * The usage read again through a descriptor kept open on /proc/<pid>/stat (one pread instead of
+ * open, read and close); undefined once that process is gone. The descriptor names that process,
+ * not its pid: a pid reused by another process reads as gone.
+ */
+export function readUsageAt(fd: number): ProcUsage | undefined {
+  try {
+    const n = readSync(fd, scratch, 0, scratch.length, 0);
+    return n > 0 ? parseUsageBytes(scratch, n) : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -32,7 +32,10 @@ export const MetricsSample = Type.Object({
     { maxItems: 3 },
   ),
   processes: Type.Integer({ minimum: 0, description: "processes in the sandbox" }),
-  connections: Type.Integer({ minimum: 0, description: "open TCP connections to the daemon's port (clients, pages, MCP, previews)" }),
+  connections: Type.Integer({
+    minimum: 0,
+    description: "open TCP connections to the daemon's port (clients, pages, MCP, previews), counted every 10 s",
+  }),
   runningJobs: Type.Integer({ minimum: 0 }),
   jobs: Type.Object(
     { cpuCores: Type.Number(), rssBytes: Bytes },
