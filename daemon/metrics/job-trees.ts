@@ -1,5 +1,14 @@
 import { closeSync, openSync } from "node:fs";
-import { CLOCK_TICKS, markedJob, pidAlive, readUsage, readUsageAt } from "../process/index.js";
+import {
+  CLOCK_TICKS,
+  eachInFlight,
+  markedJob,
+  PROC_READS_IN_FLIGHT,
+  type ProcUsage,
+  pidAlive,
+  readUsage,
+  readUsageAt,
+} from "../process/index.js";
 import { openFileLimit } from "../util/descriptors.js";
 import { listPids, type Slicer } from "./slices.js";
 
@@ -163,10 +172,20 @@ export class JobTrees {
       else if (this.others.has(pid)) this.others.set(pid, pass);
       else fresh.push(pid);
     }
+    const unresolved: Array<{ pid: number; u: ProcUsage }> = [];
     for (const pid of fresh) {
-      this.classify(pid, pass);
+      const u = this.classify(pid, pass);
+      if (u) unresolved.push({ pid, u });
       const pause = slicer.check();
       if (pause) await pause;
+    }
+    if (unresolved.length > 0) {
+      // Environs are read on the thread pool (see readProcFile): what runs meanwhile is not the sampler's.
+      slicer.pause();
+      const marks = new Map<number, string | undefined>();
+      await eachInFlight(unresolved, PROC_READS_IN_FLIGHT, async ({ pid }, slot) => void marks.set(pid, await markedJob(pid, slot)));
+      slicer.resume();
+      for (const { pid, u } of unresolved) this.adopt(pid, u, marks.get(pid), pass);
     }
     for (const [pid, seen] of this.others) if (seen !== pass) this.others.delete(pid);
     const out = new Map<string, TreeUsage>();
@@ -288,19 +307,31 @@ export class JobTrees {
   }
 
   /** A process first listed: a job's (its main process, a child of one, or marked) or another. */
-  private classify(pid: number, pass: number): void {
+  /**
+   * A process first listed: a job's (its main process, or a child of one of its processes) or, the
+   * child of a process that is no job's, another's. Else its environ decides: its stat is returned
+   * for `adopt` once the marker has been read.
+   */
+  private classify(pid: number, pass: number): ProcUsage | undefined {
     if (pid === process.pid) return void this.others.set(pid, pass);
     const u = readUsage(pid);
-    if (!u) return; // gone already
-    let tree = this.byRootPid.get(pid) ?? this.procs.get(u.ppid)?.tree;
-    if (!tree) {
-      // The child of a process that is no job's is no job's either, unless its parent is where orphans go.
-      if (u.ppid !== process.pid && this.others.has(u.ppid) && !this.reapers.has(u.ppid)) return void this.others.set(pid, pass);
-      const id = markedJob(pid);
-      if (id === undefined) return void this.others.set(pid, pass);
-      tree = this.trees.get(id);
-      if (!tree) return; // a job not tracked (yet, or any more): looked at again next pass
-    }
+    if (!u) return undefined; // gone already
+    const tree = this.byRootPid.get(pid) ?? this.procs.get(u.ppid)?.tree;
+    if (tree) return void this.track1(pid, u, tree, pass);
+    // The child of a process that is no job's is no job's either, unless its parent is where orphans go.
+    if (u.ppid !== process.pid && this.others.has(u.ppid) && !this.reapers.has(u.ppid)) return void this.others.set(pid, pass);
+    return u;
+  }
+
+  /** A process whose environ was read: the job it is marked with, if that job is tracked; else another's. */
+  private adopt(pid: number, u: ProcUsage, jobId: string | undefined, pass: number): void {
+    if (jobId === undefined) return void this.others.set(pid, pass);
+    const tree = this.trees.get(jobId);
+    if (tree) this.track1(pid, u, tree, pass); // else a job not tracked (yet, or any more): looked at again next pass
+  }
+
+  /** Tracks a process of a job. */
+  private track1(pid: number, u: ProcUsage, tree: Tree, pass: number): void {
     if (this.procs.size + this.others.size >= MAX_TRACKED) return;
     const fd = this.openStat(pid, u.startTicks);
     const proc: Proc = {

@@ -50,7 +50,7 @@ export const MetricsSample = Type.Object({
 export const stateMetrics = defineAction({
   name: "state.metrics",
   scope: "observe",
-  summary: "The sandbox over time: CPU, memory, disks, processes, connections and jobs, sampled every few seconds for the last hour.",
+  summary: "Sandbox metrics over time: CPU, memory, disks, processes, connections and jobs, sampled every few seconds for the last hour.",
   params: Type.Object(
     {
       sinceMs: Type.Optional(
