@@ -11,6 +11,7 @@ import { scaleBenchmarks } from "./scale.js";
 import { sshBenchmarks } from "./ssh.js";
 import { previewBenchmarks } from "./preview.js";
 import { startupBenchmarks } from "./startup.js";
+import { metricsBenchmarks } from "./metrics.js";
 
 /** `npm run bench`: every benchmark, then one table of medians and ratios. */
 async function main(): Promise<void> {
@@ -29,6 +30,7 @@ async function main(): Promise<void> {
     ["preview", () => previewBenchmarks()],
     ["desktop", () => desktopBenchmarks()],
     ["startup", () => startupBenchmarks()],
+    ["metrics", () => metricsBenchmarks()],
   ];
   const only = process.argv[2];
   for (const [name, run] of suites) {

@@ -12,7 +12,8 @@ const USAGE = `hotline — the in-sandbox agent daemon and its CLI
   hotline state info|catalog                  what the daemon is / Nix inputs
   hotline state guide [SECTION|all]           the agent guide: its core, one section (e.g. jobs), or all
   hotline shell [--cwd D] [--pty] -- CMD…     run a command, stream its output, exit with its code
-  hotline jobs [--state S] [--limit N]        list jobs, newest first
+  hotline jobs [--state S] [--limit N] [--sort cpu|memory]   list jobs, newest first (or by CPU / peak memory)
+  hotline top [cpu|memory] [--once]           running jobs by CPU or memory, refreshed every 2 s (q quits)
   hotline status JOB                          one job's status
   hotline tail [-f] [--from N] JOB            print a job's output (-f: follow until it ends)
   hotline cancel JOB                          cancel a job (its whole process group)
@@ -90,6 +91,7 @@ async function main(argv: string[]): Promise<number> {
       state: { type: "string" },
       kind: { type: "string" },
       limit: { type: "string" },
+      sort: { type: "string" },
       scope: { type: "string" },
       ttl: { type: "string" },
       name: { type: "string" },

@@ -105,6 +105,15 @@ export class HotlineClient {
     return result;
   }
 
+  /**
+   * The sandbox over time (state.metrics): CPU, memory, disks, processes, connections and jobs,
+   * one sample every `intervalMs`, oldest first. Pass the last sample's `at` as `sinceMs` to get
+   * only newer ones; a job's own CPU and memory are its status's `usage`.
+   */
+  metrics(options: ParamsFor<"state.metrics"> = {}): Promise<ResultFor<"state.metrics">> {
+    return this.request("state.metrics", options);
+  }
+
   /** A handle on an existing job (no request is sent). */
   job(id: string): Job {
     return new Job(this, id);

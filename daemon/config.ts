@@ -58,6 +58,10 @@ export interface Config {
   vnc?: string;
   /** A token file the daemon only reads and watches (a mounted Secret's); none: `<config>/token`, made on first start. */
   tokenFile?: string;
+  /** "on" (default): jobs' CPU and memory and the sandbox's samples (state.metrics, /metrics); "off": neither. */
+  metrics: "on" | "off";
+  /** Between two samples of the sandbox (state.metrics). */
+  metricsIntervalMs: number;
 }
 
 /** Config-file keys; the same names are the camelCase of the flags. */
@@ -91,6 +95,8 @@ const FILE_KEYS = [
   "display",
   "vnc",
   "tokenFile",
+  "metrics",
+  "metricsIntervalMs",
 ] as const;
 
 const CACHE_FILE_KEYS = ["push", "secretKeyFile", "substituters", "trustedPublicKeys"] as const;
@@ -159,6 +165,8 @@ export const SETTINGS: ReadonlyArray<Setting> = [
   { flag: "ssh-forward-any", key: "sshForwardAny", env: "HOTLINE_SSH_FORWARD_ANY", kind: "string" },
   { flag: "ssh-login-grace-ms", key: "sshLoginGraceMs", env: "HOTLINE_SSH_LOGIN_GRACE_MS", kind: "number" },
   { flag: "token-file", key: "tokenFile", env: "HOTLINE_TOKEN_FILE", kind: "string" },
+  { flag: "metrics", key: "metrics", env: "HOTLINE_METRICS", kind: "string", choices: ["on", "off"] },
+  { flag: "metrics-interval-ms", key: "metricsIntervalMs", env: "HOTLINE_METRICS_INTERVAL_MS", kind: "number", min: 250, max: 60_000 },
 ];
 
 /** The nixpkgs revision prepare pins new package definitions to, unless configured otherwise. */
@@ -197,6 +205,8 @@ function defaults(env: NodeJS.ProcessEnv): Config {
     sshMaxChannels: 128,
     sshForwardAny: "off",
     sshLoginGraceMs: 30_000,
+    metrics: "on",
+    metricsIntervalMs: 2000,
     ...(env.DISPLAY ? { display: env.DISPLAY } : {}),
   };
 }

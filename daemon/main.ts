@@ -38,6 +38,8 @@ import { VncRelay, vncAddress } from "./desktop/vnc-relay.js";
 import { vncRoute } from "./web/vnc-route.js";
 import { Health, readinessChecks } from "./server/health.js";
 import { TokenFileWatch } from "./tokens/file-watch.js";
+import { countCalls, createMetrics } from "./metrics/index.js";
+import { metricsRoute } from "./metrics-route.js";
 
 /** Shutdown ends within this, whatever a job, a client or the log does; past it the daemon exits 1. */
 const SHUTDOWN_DEADLINE_MS = 10_000;
@@ -113,6 +115,19 @@ export async function startDaemon(launch: Launch): Promise<void> {
     log,
   });
   const vnc = new VncRelay(vncAddress(config.vnc, config.display), tokens, log);
+  // Jobs' CPU and memory, the sandbox's samples and /metrics (daemon/metrics); sampling starts once the daemon listens.
+  const metrics = createMetrics({
+    enabled: config.metrics === "on",
+    intervalMs: config.metricsIntervalMs,
+    stateDir: config.stateDir,
+    jobs,
+    tokens,
+    eventLoop: loopWatch,
+    version: build.version,
+    ports: () => ({ api: url ? Number(new URL(url).port) : 0, ssh: services.ssh.status().port ?? 0 }),
+    log,
+  });
+  countCalls(preview.proxy, "handle", () => metrics.counters.previewRequests++);
   const services: Services = {
     config,
     jobs,
@@ -133,9 +148,10 @@ export async function startDaemon(launch: Launch): Promise<void> {
     ports: preview.ports,
     previews: preview.links,
     desktop: new Desktop(config.display, vnc),
+    metrics,
   };
   const cdp = new CdpRelay(tokens, services.desktop.browser, config.allowedOrigins, log);
-  const dispatcher = new Dispatcher(ACTIONS, Object.values(HANDLERS), services, await loadRequestValidators(ACTIONS));
+  const dispatcher = new Dispatcher(ACTIONS, Object.values(HANDLERS), services, await loadRequestValidators(ACTIONS), metrics.counters.request);
   let url = "";
   const health = new Health(
     readinessChecks({ stateDir: config.stateDir, tokens, ssh: config.ssh === "on" ? services.ssh : undefined, display: config.display }),
@@ -153,7 +169,13 @@ export async function startDaemon(launch: Launch): Promise<void> {
     dispatcher,
     log,
     pages,
-    httpRoutes: [mcp, pageRoute(pages, tokens, pageAssets), cdp.httpRoute, ...health.routes()].map(trackRoute),
+    httpRoutes: [
+      mcp,
+      pageRoute(pages, tokens, pageAssets),
+      cdp.httpRoute,
+      metricsRoute({ tokens, allowedOrigins: config.allowedOrigins, exposition: metrics.exposition }),
+      ...health.routes(),
+    ].map(trackRoute),
     hostRoutes: preview.proxy,
     upgradeRoutes: [cdp.upgradeRoute, vncRoute(vnc, tokens, pages)],
   });
@@ -177,6 +199,7 @@ export async function startDaemon(launch: Launch): Promise<void> {
     },
   });
   lock.setUrl(url);
+  metrics.start();
   const daemonFile = join(config.stateDir, "daemon.json");
   writeFileAtomicSync(
     daemonFile,

@@ -44,6 +44,21 @@ export const WireErrorSchema = Type.Object({
   details: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
 });
 
+/** What a process job's processes use: sampled from /proc every half second while it runs, final once it ends. */
+export const JobUsage = Type.Object(
+  {
+    cpuMs: Type.Integer({ minimum: 0, description: "CPU time (user + system) of all its processes, ended ones included" }),
+    rssBytes: Type.Integer({ minimum: 0, description: "resident memory of its live processes together, at the last sample" }),
+    peakRssBytes: Type.Integer({ minimum: 0, description: "the most rssBytes reached at any sample" }),
+    processes: Type.Integer({ minimum: 0, description: "its live processes at the last sample" }),
+  },
+  {
+    description:
+      "a process job's CPU and memory: every process carrying its AGENT_JOB_ID (setsid strays too); live while it runs, final once it ended",
+  },
+);
+export type JobUsage = Static<typeof JobUsage>;
+
 export const JobStatus = Type.Object({
   id: JobId,
   kind: Type.String(),
@@ -71,6 +86,7 @@ export const JobStatus = Type.Object({
       { description: "jobs.status of a running process job: its live processes (all that carry its AGENT_JOB_ID), the first 20 by pid" },
     ),
   ),
+  usage: Type.Optional(JobUsage),
 });
 export type JobStatus = Static<typeof JobStatus>;
 

@@ -30,6 +30,7 @@ import { sshOpen } from "./actions/ssh.js";
 import { portsList, portsWait } from "./actions/ports.js";
 import { previewOpen } from "./actions/preview.js";
 import { browserOpen, desktopAct, desktopOpen, desktopScreenshot } from "./actions/desktop.js";
+import { stateMetrics } from "./actions/state-metrics.js";
 
 export * from "./common.js";
 export * from "./errors.js";
@@ -90,6 +91,7 @@ export const ACTIONS = [
   desktopAct,
   browserOpen,
   desktopOpen,
+  stateMetrics,
 ];
 
 /** One entry of ACTIONS, with its literal name and its own params and result schemas. */

@@ -40,6 +40,7 @@ const FORBIDDEN: Record<string, string[]> = {
     "daemon/workspace/",
     "daemon/main",
     "daemon/runners/",
+    "daemon/metrics/",
   ],
   "daemon/runners/": [
     "daemon/jobs/",
@@ -124,6 +125,24 @@ const FORBIDDEN: Record<string, string[]> = {
     "daemon/main",
     "daemon/logger",
     "daemon/activity",
+  ],
+  // The sampler, the ring of samples and the Prometheus registry: jobs (read), process control and
+  // the protocol below it; the actions (state.metrics), the /metrics route and main.ts above it.
+  "daemon/metrics/": [
+    "daemon/actions/",
+    "daemon/dispatch/",
+    "daemon/server/",
+    "daemon/runners/",
+    "daemon/nix/",
+    "daemon/workspace/",
+    "daemon/features/",
+    "daemon/fs/",
+    "daemon/web/",
+    "daemon/ssh/",
+    "daemon/preview/",
+    "daemon/desktop/",
+    "daemon/tokens/",
+    "daemon/main",
   ],
   "client/": ["daemon/", "cli/", "bench/", "test/"],
   // The MCP server is a client of the daemon like any program: the typed client and the protocol only.

@@ -164,8 +164,10 @@ describe("hotline CLI", () => {
     expect(cli(["shell", "--", "echo", "listed"]).status).toBe(0);
     const run = cli(["jobs", "--limit", "1"]);
     const [header, row] = run.stdout.split("\n");
-    expect(header).toMatch(/^ID\s+STATE\s+KIND\s+STARTED\s+DURATION\s+EXIT\s+TITLE$/);
-    expect(row).toMatch(/^j[0-9a-z]+\s+succeeded\s+shell\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s+[\d.]+m?s\s+0\s+echo listed$/);
+    expect(header).toMatch(/^ID\s+STATE\s+KIND\s+STARTED\s+DURATION\s+EXIT\s+CPU\s+PEAK\s+TITLE$/);
+    expect(row).toMatch(
+      /^j[0-9a-z]+\s+succeeded\s+shell\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s+[\d.]+m?s\s+0\s+[\d.]+s\s+[\d.]+[MG]\s+echo listed$/,
+    );
     expect(cli(["jobs", "--state", "queued"]).stdout).toBe("no jobs\n");
   });
 

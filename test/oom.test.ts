@@ -86,4 +86,31 @@ describe("the OOM killer takes a job before the daemon", { timeout: 60_000 }, ()
       }
     },
   );
+
+  it.runIf(memoryCgroup !== undefined)("the error of a job the OOM killer took names the peak its processes reached", async () => {
+    const cage = join(memoryCgroup!, `hotline-oom-peak-${process.pid}`);
+    mkdirSync(cage);
+    try {
+      writeFileSync(join(cage, "memory.limit_in_bytes"), String(64 * 1024 * 1024));
+      // 24 MiB held until stdin says go (the test waits for the sampler to have seen it), then more until the kill.
+      const hog =
+        `echo $$ > ${cage}/cgroup.procs && exec ${process.execPath} -e "` +
+        "const a = [Buffer.alloc(24 << 20, 1)]; process.stdin.once('data', () => { for (;;) a.push(Buffer.alloc(1 << 20, 1)); })\"";
+      const { job } = await client.ok("shell", { command: hog, stdin: true });
+      let seen = 0;
+      for (let i = 0; i < 300 && seen < 24 << 20; i++) {
+        seen = (await client.ok("jobs.status", { job: job.id })).usage?.rssBytes ?? 0;
+        if (seen < 24 << 20) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(seen).toBeGreaterThanOrEqual(24 << 20);
+      await client.ok("jobs.input", { job: job.id, data: "go\n" });
+      const { job: ended } = await client.ok("jobs.wait", { job: job.id, timeoutMs: 40_000 });
+      expect(ended).toMatchObject({ state: "failed", signal: "SIGKILL", error: { code: "limit_exceeded" } });
+      expect(ended.error.message).toMatch(/OOM killer .*ran out of memory.*; its processes peaked at \d+\.\d MiB resident/);
+      expect(ended.error.details.peakRssBytes).toBeGreaterThanOrEqual(24 << 20);
+      expect(ended.usage.peakRssBytes).toBe(ended.error.details.peakRssBytes);
+    } finally {
+      rmdirSync(cage);
+    }
+  });
 });

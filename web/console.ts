@@ -1,14 +1,25 @@
 // The operator console: every job, newest first, kept live by jobs.watch events (no polling);
 // a click follows a job's output in xterm.js; cancel for manage links; copy the whole output.
+// Above the list, the sandbox's CPU, memory and disk over the window (state.metrics) as sparklines;
+// in it, each process job's CPU and memory (its usage, read again every few seconds while it runs).
 import { Terminal } from "@xterm/xterm";
 import { FitAddon } from "@xterm/addon-fit";
 import type { JobStatus } from "../protocol/common.js";
+import type { ResultFor } from "../protocol/index.js";
 import type { LinkConnection } from "../client/link-connection.js";
 import { checkLink, decodeOutput, keepConnected, readLink, showLinkRefused } from "./link.js";
 
 const TAIL_BYTES = 64 * 1024;
 /** The listening ports are read again this often (they have no event of their own). */
 const PORTS_EVERY_MS = 3000;
+/** Running jobs' usage changes without an event: read again this often. */
+const USAGE_EVERY_MS = 2000;
+type Sample = ResultFor<"state.metrics">["samples"][number];
+/** The sandbox's samples over the window, oldest first (state.metrics, then only the new ones). */
+const samples: Sample[] = [];
+const metricsView = { intervalMs: 2000, windowMs: 3_600_000, enabled: true };
+/** Each running job's last CPU figure and when it came, for its CPU share since. */
+const cpuSeen = new Map<string, { cpuMs: number; at: number; percent?: number }>();
 const jobs = new Map<string, JobStatus>();
 const rows = new Map<string, HTMLTableRowElement>();
 const list = document.getElementById("jobs")!;
@@ -19,9 +30,17 @@ const fit = new FitAddon();
 term.loadAddon(fit);
 term.open(document.getElementById("output")!);
 
-const state: { conn?: LinkConnection; scope?: "manage" | "observe"; selected?: string; term: Terminal; jobs: Map<string, JobStatus> } = {
+const state: {
+  conn?: LinkConnection;
+  scope?: "manage" | "observe";
+  selected?: string;
+  term: Terminal;
+  jobs: Map<string, JobStatus>;
+  samples: Sample[];
+} = {
   term,
   jobs,
+  samples,
 };
 (window as unknown as { hotline: typeof state }).hotline = state;
 
@@ -36,6 +55,37 @@ function duration(job: JobStatus): string {
   return s < 60 ? `${s}s` : s < 3600 ? `${Math.floor(s / 60)}m ${s % 60}s` : `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
 }
 
+/** "812 KiB", "1.4 GiB". */
+function bytes(n: number): string {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let i = 0;
+  for (; n >= 1024 && i < units.length - 1; i++) n /= 1024;
+  return `${n >= 100 || i === 0 ? n.toFixed(0) : n.toFixed(1)} ${units[i]}`;
+}
+
+/** A job's CPU: its time, and while it runs its share of a core since the last figure. */
+function cpuText(job: JobStatus): string {
+  const usage = job.usage;
+  if (!usage) return "";
+  const seconds = `${(usage.cpuMs / 1000).toFixed(1)} s`;
+  const seen = cpuSeen.get(job.id);
+  if (job.state !== "running") return seconds;
+  const now = Date.now();
+  if (!seen || usage.cpuMs !== seen.cpuMs) {
+    const percent = seen && now > seen.at ? (100 * (usage.cpuMs - seen.cpuMs)) / (now - seen.at) : undefined;
+    cpuSeen.set(job.id, { cpuMs: usage.cpuMs, at: now, percent: percent ?? seen?.percent });
+  }
+  const percent = cpuSeen.get(job.id)?.percent;
+  return percent === undefined ? seconds : `${seconds} · ${Math.max(0, Math.round(percent))}%`;
+}
+
+/** A job's memory: resident now while it runs (the peak in the cell's title), its peak once it ended. */
+function memoryText(job: JobStatus): string {
+  const usage = job.usage;
+  if (!usage) return "";
+  return job.state === "running" ? bytes(usage.rssBytes) : `peak ${bytes(usage.peakRssBytes)}`;
+}
+
 function cell(row: HTMLTableRowElement, name: string): HTMLTableCellElement {
   return row.querySelector(`td.${name}`)!;
 }
@@ -45,7 +95,7 @@ function render(job: JobStatus): void {
   if (!row) {
     row = document.createElement("tr");
     row.dataset.job = job.id;
-    for (const name of ["state", "kind", "title", "progress", "duration"]) {
+    for (const name of ["state", "kind", "title", "progress", "duration", "cpu", "memory"]) {
       const td = document.createElement("td");
       td.className = name;
       row.append(td);
@@ -74,12 +124,92 @@ function render(job: JobStatus): void {
     bar.value = Math.min(p.done, p.total);
   } else bar.removeAttribute("value");
   cell(row, "duration").textContent = duration(job);
+  cell(row, "cpu").textContent = cpuText(job);
+  cell(row, "memory").textContent = memoryText(job);
+  cell(row, "memory").title = job.usage ? `peak ${bytes(job.usage.peakRssBytes)}, ${job.usage.processes} processes` : "";
   if (job.id === state.selected) showSelected(job);
 }
 
 function upsert(job: JobStatus): void {
+  // A state event carries the status of its moment; a usage read later may be newer.
+  const known = jobs.get(job.id);
+  if (!job.usage && known?.usage) job = { ...job, usage: known.usage };
   jobs.set(job.id, job);
+  if (job.state !== "running") cpuSeen.delete(job.id);
   render(job);
+}
+
+/** Draws one sparkline: `values` from 0 to 1 at their times, across the span the samples cover. */
+function sparkline(id: string, points: Array<{ at: number; value: number }>, label: string): void {
+  const figure = document.getElementById(id)!;
+  figure.querySelector(".value")!.textContent = label;
+  const line = figure.querySelector("polyline")!;
+  figure.dataset.points = String(points.length);
+  if (points.length === 0) return line.setAttribute("points", "");
+  const last = points.at(-1)!.at;
+  const span = Math.max(last - points[0]!.at, metricsView.intervalMs);
+  const xy = points.map((p) => {
+    const x = 240 - ((last - p.at) / span) * 240;
+    const y = 39 - Math.min(1, Math.max(0, p.value)) * 38;
+    return `${x.toFixed(1)},${y.toFixed(1)}`;
+  });
+  // One sample is a point: draw it as a short level line.
+  line.setAttribute("points", xy.length === 1 ? `0,${xy[0]!.split(",")[1]} ${xy[0]}` : xy.join(" "));
+}
+
+/** The panel: CPU of the sandbox's cores, memory of its limit (page cache apart), the fullest disk. */
+function drawMetrics(): void {
+  const panel = document.getElementById("metrics-panel")!;
+  panel.hidden = !metricsView.enabled || samples.length === 0;
+  const last = samples.at(-1);
+  if (!last) return;
+  sparkline(
+    "spark-cpu",
+    samples.map((s) => ({ at: s.at, value: s.cpu.cores > 0 ? s.cpu.usedCores / s.cpu.cores : 0 })),
+    `${Math.round((100 * last.cpu.usedCores) / Math.max(last.cpu.cores, 0.001))}% of ${last.cpu.cores} cores`,
+  );
+  sparkline(
+    "spark-memory",
+    samples.map((s) => ({ at: s.at, value: s.memory.limitBytes > 0 ? s.memory.usedBytes / s.memory.limitBytes : 0 })),
+    `${bytes(last.memory.usedBytes)} of ${bytes(last.memory.limitBytes)} (+${bytes(last.memory.cacheBytes)} cache)`,
+  );
+  const fullest = (s: Sample) =>
+    s.disks.reduce<{ name: string; used: number; total: number } | undefined>((worst, d) => {
+      const total = d.usedBytes + d.freeBytes;
+      return !worst || (total > 0 && d.usedBytes / total > worst.used / Math.max(worst.total, 1))
+        ? { name: d.name, used: d.usedBytes, total }
+        : worst;
+    }, undefined);
+  const disk = fullest(last);
+  sparkline(
+    "spark-disk",
+    samples.map((s) => {
+      const d = fullest(s);
+      return { at: s.at, value: d && d.total > 0 ? d.used / d.total : 0 };
+    }),
+    disk ? `${Math.round((100 * disk.used) / Math.max(disk.total, 1))}% of ${bytes(disk.total)} (${disk.name})` : "",
+  );
+}
+
+/** The samples since the last one shown (all of the window the first time), then the panel again. */
+async function pollMetrics(): Promise<void> {
+  const conn = state.conn;
+  if (!conn) return;
+  const since = samples.at(-1)?.at;
+  const reply = await conn.request("state.metrics", since === undefined ? { limit: 3600 } : { sinceMs: since, limit: 3600 });
+  Object.assign(metricsView, { intervalMs: reply.intervalMs, windowMs: reply.windowMs, enabled: reply.enabled });
+  samples.push(...reply.samples);
+  const oldest = (samples.at(-1)?.at ?? 0) - reply.windowMs;
+  while (samples.length > 0 && samples[0]!.at <= oldest) samples.shift();
+  drawMetrics();
+}
+
+/** Running jobs' usage (CPU, memory) moves without events: read it again. */
+async function pollUsage(): Promise<void> {
+  const conn = state.conn;
+  if (!conn) return;
+  const { jobs: running } = await conn.request("jobs.list", { state: "running", limit: 1000 });
+  for (const job of running) upsert(job);
 }
 
 function showSelected(job: JobStatus): void {
@@ -186,6 +316,7 @@ async function watch(conn: LinkConnection): Promise<void> {
   say(`${state.scope} link · live`);
   if (state.selected) void follow(state.selected, 0);
   void showPorts().catch(() => {});
+  void pollMetrics().catch(() => {});
 }
 
 const link = readLink();
@@ -213,6 +344,13 @@ else {
     // Durations of running jobs tick locally; the job list itself changes only on events.
     setInterval(() => jobs.forEach((job) => job.state === "running" && render(job)), 1000);
     setInterval(() => void showPorts().catch(() => {}), PORTS_EVERY_MS);
+    setInterval(() => void pollUsage().catch(() => {}), USAGE_EVERY_MS);
+    // The samples come every intervalMs (the daemon's); asking at that pace gets each one once.
+    const metricsLoop = (): void =>
+      void pollMetrics()
+        .catch(() => {})
+        .finally(() => setTimeout(metricsLoop, metricsView.intervalMs));
+    setTimeout(metricsLoop, metricsView.intervalMs);
     await keepConnected(link, "console", say, watch);
   })();
 }

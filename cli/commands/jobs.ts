@@ -9,6 +9,7 @@ const jobs: Command = async ({ client, flags, json }) => {
   if (typeof flags.state === "string") params.state = flags.state;
   if (typeof flags.kind === "string") params.kind = flags.kind;
   if (typeof flags.limit === "string") params.limit = Number(flags.limit);
+  if (typeof flags.sort === "string") params.sort = flags.sort;
   const result = await client.request<{ jobs: JobStatus[]; more: boolean }>("jobs.list", params);
   printResult(result, json, (result) => jobsTable(result.jobs, result.more));
   return 0;

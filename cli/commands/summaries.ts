@@ -60,7 +60,12 @@ export function catalogSummary(catalog: Row): string {
   return lines.join("\n");
 }
 
-/** "ID  STATE  KIND  STARTED  DURATION  EXIT  TITLE" with one row per job; "no jobs" for none. */
+/** "12 MiB", "1.4 GiB": memory in the jobs table. */
+function mib(n: number): string {
+  return n >= 1024 ** 3 ? `${(n / 1024 ** 3).toFixed(1)}G` : `${(n / 1024 ** 2).toFixed(n >= 100 * 1024 ** 2 ? 0 : 1)}M`;
+}
+
+/** "ID  STATE  KIND  STARTED  DURATION  EXIT  CPU  PEAK  TITLE" with one row per job; "no jobs" for none. */
 export function jobsTable(jobs: JobStatus[], more: boolean, now = Date.now()): string {
   if (jobs.length === 0) return "no jobs";
   const rows = jobs.map((job) => {
@@ -68,9 +73,11 @@ export function jobsTable(jobs: JobStatus[], more: boolean, now = Date.now()): s
     const end = job.endedAt ? Date.parse(job.endedAt) : now;
     const took = job.startedAt ? duration(end - Date.parse(job.startedAt)) + (job.endedAt ? "" : "…") : "-";
     const code = job.exitCode !== undefined ? String(job.exitCode) : (job.signal ?? "");
-    return [job.id, job.state, job.kind, localTime(started), took, code, job.title];
+    const cpu = job.usage ? `${(job.usage.cpuMs / 1000).toFixed(1)}s` : "";
+    const peak = job.usage ? mib(job.usage.peakRssBytes) : "";
+    return [job.id, job.state, job.kind, localTime(started), took, code, cpu, peak, job.title];
   });
-  const header = ["ID", "STATE", "KIND", "STARTED", "DURATION", "EXIT", "TITLE"];
+  const header = ["ID", "STATE", "KIND", "STARTED", "DURATION", "EXIT", "CPU", "PEAK", "TITLE"];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (r: string[]): string => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join("  ");
   return [line(header), ...rows.map(line), ...(more ? ["… more: raise --limit"] : [])].join("\n");

@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import type { ActionDefinition, ParamsOf, ResultOf, Scope } from "../../protocol/define.js";
+import type { stateMetrics } from "../../protocol/actions/state-metrics.js";
 import type { Activity } from "../activity.js";
 import type { BuildInfo, Guide } from "../build-info.js";
 import type { Config } from "../config.js";
@@ -70,6 +71,8 @@ export interface Services {
   previews: PreviewLinks;
   /** desktop.*, browser.open: the X display, its input, Chromium and the relays. */
   desktop: Desktop;
+  /** state.metrics: the sandbox's samples (daemon/metrics, which main.ts hands in). */
+  metrics: { reply(sinceMs?: number, limit?: number): ResultOf<typeof stateMetrics> };
 }
 
 /** The per-connection state a handler can touch. */

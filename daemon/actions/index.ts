@@ -56,6 +56,7 @@ import desktopScreenshot from "./desktop-screenshot.js";
 import desktopAct from "./desktop-act.js";
 import browserOpen from "./browser-open.js";
 import desktopOpen from "./desktop-open.js";
+import stateMetrics from "./state-metrics.js";
 
 /**
  * Every handler, by the name of its action. The type makes an action without a handler (or a key
@@ -118,4 +119,5 @@ export const HANDLERS: Readonly<Record<ActionName, ActionEntry>> = {
   "desktop.act": desktopAct,
   "browser.open": browserOpen,
   "desktop.open": desktopOpen,
+  "state.metrics": stateMetrics,
 };

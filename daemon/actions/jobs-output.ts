@@ -1,5 +1,6 @@
 import { jobsOutput } from "../../protocol/actions/jobs.js";
 import { ActionError } from "../../protocol/errors.js";
+import { outputStats } from "../jobs/output-stats.js";
 import { tailLineStart } from "../jobs/tail.js";
 import { completeUtf8Length, encodeBytes } from "../jobs/utf8.js";
 import { entry } from "./context.js";
@@ -26,5 +27,6 @@ export default entry(jobsOutput, async (params, { services }) => {
       bytes = bytes.subarray(0, usable);
     }
   }
+  outputStats.readBytes += bytes.length;
   return { ...encodeBytes(bytes), from, next: end, eof: job.finished && end >= log.size };
 });

@@ -1,6 +1,7 @@
 import { statSync } from "node:fs";
 import { homedir } from "node:os";
-import { ActionError, type ErrorCode } from "../../protocol/errors.js";
+import type { JobUsage } from "../../protocol/common.js";
+import { ActionError, type ErrorCode, type WireError } from "../../protocol/errors.js";
 import { composeJobEnvironment } from "../environment/job-env.js";
 import type { WorkspaceEnvironment } from "../environment/resolver.js";
 import { terminalEnvironment } from "../environment/terminal-env.js";
@@ -12,6 +13,17 @@ import { JOB_MARKER, oomKillBaseline, oomKillText } from "../process/index.js";
 import { untilTurnHasRoom } from "../util/turn-budget.js";
 import type { ActionContext } from "./context.js";
 import { startJob, type JobReply } from "./job-start.js";
+
+/** An OOM kill's error, with the memory the job's processes were last seen to hold at their peak (the sampler reads them every 0.5 s). */
+function oomError(text: string, usage: JobUsage | undefined): WireError {
+  if (!usage) return { code: "limit_exceeded", message: text };
+  const mib = (usage.peakRssBytes / 1048576).toFixed(1);
+  return {
+    code: "limit_exceeded",
+    message: `${text}; its processes peaked at ${mib} MiB resident together (as sampled every 0.5 s; the last moments before the kill may have been higher)`,
+    details: { peakRssBytes: usage.peakRssBytes },
+  };
+}
 
 /** Everything a process job needs, whichever action (shell, files.run) asked for it. */
 export interface ProcessJobRequest {
@@ -155,7 +167,7 @@ export async function startProcessJob(req: ProcessJobRequest, ctx: Pick<ActionCo
         // A SIGKILL nobody here sent: the kernel's OOM killer, if its count rose while the job ran.
         if (exit.signal === "SIGKILL" && !jobCtx.signal.aborted && !outcome.ok) {
           const oom = await oomKillText(oomBefore);
-          if (oom) outcome.error = { code: "limit_exceeded", message: oom };
+          if (oom) outcome.error = oomError(oom, jobCtx.usage());
         }
         return req.after ? req.after(outcome, jobCtx) : outcome;
       },

@@ -20,6 +20,8 @@ export class Dispatcher {
     private readonly services: Services,
     /** Each action's request validator (validators.ts: the build's precompiled ones). */
     private readonly validators: ReadonlyMap<string, ValidateFunction>,
+    /** Told of every answered request: the action it named, "ok" or the error code, and the ms from frame to reply (the metrics). */
+    private readonly observe?: (action: string | undefined, outcome: string, ms: number) => void,
   ) {
     for (const e of entries) this.handlers.set(e.definition.name, e);
     const missing = definitions.filter((d) => !this.handlers.has(d.name)).map((d) => d.name);
@@ -38,12 +40,16 @@ export class Dispatcher {
     const unit = work.begin("action ?", connection.id);
     const hooks: Array<() => void> = [];
     let id: string | number | undefined;
+    let action: string | undefined;
     let reply: Reply;
     try {
       const request = this.parse(text);
       if (typeof request.id === "string" || typeof request.id === "number") id = request.id;
       unit.request = id;
-      if (typeof request.action === "string") unit.label = `action ${request.action.slice(0, 100)}`;
+      if (typeof request.action === "string") {
+        action = request.action;
+        unit.label = `action ${request.action.slice(0, 100)}`;
+      }
       const pending = this.route(request, connection, hooks);
       work.spent(unit, performance.now() - started);
       reply = { ok: true, result: await pending };
@@ -55,6 +61,7 @@ export class Dispatcher {
     } finally {
       work.end(unit);
     }
+    this.observe?.(action, reply.ok ? "ok" : reply.error.code, performance.now() - started);
   }
 
   private reply(

@@ -6,6 +6,7 @@ import type { Job } from "./job.js";
 import { BufferPool } from "../util/buffer-pool.js";
 import { writeJsonStringBody } from "../util/json-bytes.js";
 import { completeUtf8Length, encodeBytes } from "./utf8.js";
+import { outputStats } from "./output-stats.js";
 
 /** Where a follower's frames go: a connection that says when it can take more. */
 export interface FollowSink {
@@ -206,6 +207,7 @@ export class Follower {
   }
 
   private emitPiece(stream: OutputStream, offset: number, data: Buffer): void {
+    outputStats.readBytes += data.length;
     if (this.binary) {
       const { frame, release } = binaryFrame({ event: "job.output", job: this.job.id, stream, offset }, data.length, (buf, at) =>
         data.copy(buf, at),
@@ -263,6 +265,7 @@ export class Follower {
               span.length,
               (buf, at) => (got = log.readInto(buf, at, span.offset, span.length)),
             );
+            outputStats.readBytes += got;
             if (got > 0) this.sink.sendBinary(frame, release);
             else release();
             if (got < span.length) {

@@ -1,5 +1,5 @@
 import { EventEmitter } from "node:events";
-import { FINAL_STATES, type JobState, type JobStatus, type OutputStream, type Progress } from "../../protocol/common.js";
+import { FINAL_STATES, type JobState, type JobStatus, type JobUsage, type OutputStream, type Progress } from "../../protocol/common.js";
 import type { WireError } from "../../protocol/errors.js";
 import type { OutputLog } from "./output-log.js";
 
@@ -37,6 +37,8 @@ export class Job extends EventEmitter {
   /** Set when its output could not be written (a full disk): later output is dropped, and the job fails with it. */
   outputError: WireError | undefined;
   #control: JobControl = {};
+  /** What its processes use while it runs, as the sampler last reported; the record keeps the final figure. */
+  #liveUsage: JobUsage | undefined;
   #stopReason: StopReason | undefined;
   readonly #record: JobRecord;
 
@@ -104,6 +106,16 @@ export class Job extends EventEmitter {
     return true;
   }
 
+  /** The sampler's latest figure for a running job (no event: watchers see it with the next change). */
+  reportUsage(usage: JobUsage): void {
+    if (!this.finished) this.#liveUsage = usage;
+  }
+
+  /** Its usage: final once it ended, else the latest sample; undefined for a job without processes. */
+  get usage(): JobUsage | undefined {
+    return this.#record.usage ?? this.#liveUsage;
+  }
+
   setProgress(progress: Progress): void {
     this.#record.progress = progress;
     this.emit("progress", progress);
@@ -112,6 +124,7 @@ export class Job extends EventEmitter {
   /** The public status: outputBytes always reflects the live log. */
   status(): JobStatus {
     const { paramsHash: _hash, ...status } = this.#record;
+    if (!status.usage && this.#liveUsage) status.usage = this.#liveUsage;
     if (this.log) {
       status.outputBytes = this.log.size;
       const omitted = this.log.omittedBytes;

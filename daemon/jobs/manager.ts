@@ -14,11 +14,12 @@ import { endOf } from "./manager/outcome.js";
 import { runJob } from "./manager/run.js";
 import { keyedJob, newRecord } from "./manager/start.js";
 import { stopJob } from "./manager/stop.js";
-import { JobTable } from "./manager/table.js";
-import type { JobManagerOptions, JobOutcome, StartJobOptions } from "./manager/types.js";
+import { type JobSort, JobTable } from "./manager/table.js";
+import type { JobManagerOptions, JobOutcome, StartJobOptions, UsageMeter } from "./manager/types.js";
+import { outputStats } from "./output-stats.js";
 import { waitForEnd } from "./manager/wait.js";
 
-export type { JobContext, JobManagerOptions, JobOutcome, StartJobOptions } from "./manager/types.js";
+export type { JobContext, JobManagerOptions, JobOutcome, StartJobOptions, UsageMeter } from "./manager/types.js";
 
 const TIMEOUT_GRACE_MS = 2000;
 const PROGRESS_PERSIST_MS = 1000;
@@ -38,6 +39,7 @@ export class JobManager extends EventEmitter {
   private readonly store: JobStore;
   private readonly retention: Retention;
   private readonly deadlines = new Deadlines();
+  private usageMeter: UsageMeter | undefined;
 
   constructor(private readonly options: JobManagerOptions) {
     super();
@@ -52,6 +54,32 @@ export class JobManager extends EventEmitter {
       () => this.jobs.values(),
       (job) => this.evict(job),
     );
+  }
+
+  /** Where process jobs' final usage comes from (the metrics sampler); none: jobs end without one. */
+  setUsageMeter(meter: UsageMeter | undefined): void {
+    this.usageMeter = meter;
+  }
+
+  /** Running jobs that have a process (their control has its pid): what the usage sampler samples. */
+  *runningProcessJobs(): Generator<Job> {
+    for (const job of this.jobs.values()) if (job.state === "running" && job.control.pid !== undefined) yield job;
+  }
+
+  /** A kept job, or undefined (get throws instead). */
+  find(id: string): Job | undefined {
+    return this.jobs.find(id);
+  }
+
+  /** Jobs kept, by kind and state: `kind` → state → count (the metrics' gauge; kinds are the daemon's own names). */
+  countsByKind(): Map<string, Map<string, number>> {
+    const out = new Map<string, Map<string, number>>();
+    for (const job of this.jobs.values()) {
+      let states = out.get(job.record.kind);
+      if (!states) out.set(job.record.kind, (states = new Map()));
+      states.set(job.state, (states.get(job.state) ?? 0) + 1);
+    }
+    return out;
   }
 
   /** Bytes of output all kept jobs may hold together. */
@@ -129,7 +157,10 @@ export class JobManager extends EventEmitter {
     return this.jobs.get(id);
   }
 
-  list(filter: { state?: JobState | JobState[]; kind?: string; limit?: number; before?: string }): { jobs: JobStatus[]; more: boolean } {
+  list(filter: { state?: JobState | JobState[]; kind?: string; limit?: number; before?: string; sort?: JobSort }): {
+    jobs: JobStatus[];
+    more: boolean;
+  } {
     return this.jobs.list(filter);
   }
 
@@ -180,6 +211,7 @@ export class JobManager extends EventEmitter {
       return;
     }
     this.retention.wrote(bytes.length);
+    outputStats.writtenBytes += bytes.length;
     noteShortLivedBytes(bytes.length);
     this.emit("activity");
   }
@@ -228,6 +260,14 @@ export class JobManager extends EventEmitter {
     }
     const wasRunning = job.state === "running";
     const { state, fields } = endOf(job, outcome);
+    if (wasRunning && job.control.pid !== undefined) {
+      try {
+        const usage = this.usageMeter?.finalUsage(job);
+        if (usage) fields.usage = usage;
+      } catch (err) {
+        this.options.log.warn({ err, job: job.id }, "could not read the job's final usage");
+      }
+    }
     try {
       job.log?.close();
     } catch (err) {

@@ -6,5 +6,7 @@
 export { pidAlive, signalGroup, signalTarget } from "./signal.js";
 export { isProcessStartedAt, isSameProcess, parseProcStat, processStartTicks, procPids, readProcStat, type ProcStat } from "./identity.js";
 export { DEFAULT_GRACE_MS, escalate, groupHasLiveMembers, terminateGroup, waitGroupGone, type Escalation } from "./terminate.js";
-export { JOB_MARKER, jobProcesses, reapMarked } from "./descendants.js";
+export { JOB_MARKER, jobProcesses, markedJob, onMainExit, reapMarked } from "./descendants.js";
+export { CLOCK_TICKS, pageSize, parseUsage, readUsage, readUsageAt, type ProcUsage } from "./usage.js";
+export { eachInFlight, PROC_READS_IN_FLIGHT, readableProcess, readProcFile, type ReadSlot, readSlot } from "./proc-read.js";
 export { JOB_OOM_SCORE_RAISE, jobOomScoreAdj, oomKillBaseline, oomKillText, raiseOomScore } from "./oom.js";

@@ -7,13 +7,18 @@ const Offset = Type.Integer({ minimum: 0 });
 export const jobsList = defineAction({
   name: "jobs.list",
   scope: "observe",
-  summary: "Jobs, newest first, optionally filtered by state and kind (default limit 20).",
+  summary: "Jobs, newest first (or by CPU or memory used), optionally filtered by state and kind (default limit 20).",
   params: Type.Object(
     {
       state: Type.Optional(Type.Union([JobState, Type.Array(JobState, { minItems: 1 })])),
       kind: Type.Optional(Type.String({ maxLength: 100 })),
       limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
       before: Type.Optional(JobId),
+      sort: Type.Optional(
+        Type.Union([Type.Literal("newest"), Type.Literal("cpu"), Type.Literal("memory")], {
+          description: "newest (default), or most usage.cpuMs / usage.peakRssBytes first; jobs without usage last",
+        }),
+      ),
     },
     { additionalProperties: false },
   ),

@@ -15,7 +15,7 @@ from .errors import HotlineError
 from .files import Files
 from .follow import FollowStream, ReconnectPolicy
 from .job import Job
-from .protocol import ActionRequests, JobStatus, PrepareResultEnvironment
+from .protocol import ActionRequests, JobStatus, PrepareResultEnvironment, StateMetricsResult
 from .tasks import Tasks, Terminal
 
 # Idle follow connections kept for the next follow (opening one costs an upgrade with auth).
@@ -146,6 +146,14 @@ class HotlineClient(ActionRequests):
             job=self.job(status["id"]) if status else None,
             status=status,
         )
+
+    async def metrics(self, *, since_ms: int | None = None, limit: int | None = None) -> StateMetricsResult:
+        """The sandbox over time (state.metrics): CPU, memory, disks, processes, connections and jobs,
+        one sample every `intervalMs`, oldest first. Pass the last sample's `at` as `since_ms` for
+        only newer ones (`limit`: the newest that many, default 30). A job's own CPU and memory are
+        its status's `usage`."""
+        result: StateMetricsResult = await self._send("state.metrics", _params(sinceMs=since_ms, limit=limit))
+        return result
 
     def job(self, job_id: str) -> Job:
         """A handle on an existing job (no request is sent)."""

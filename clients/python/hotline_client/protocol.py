@@ -8,7 +8,7 @@ PROTOCOL_VERSION = 1
 
 ErrorCode = Literal["bad_json", "invalid_request", "unknown_action", "unauthorized", "forbidden", "not_found", "conflict", "limit_exceeded", "unavailable", "internal"]
 
-ActionName = Literal["state.info", "state.guide", "state.catalog", "shell", "files.download", "files.extract", "files.run", "jobs.list", "jobs.status", "jobs.output", "jobs.follow", "jobs.unfollow", "jobs.wait", "jobs.input", "jobs.resize", "jobs.cancel", "tokens.create", "tokens.list", "tokens.revoke", "repos.add", "repos.list", "repos.snapshot", "repos.bundle", "tasks.create", "tasks.list", "tasks.commit", "tasks.run", "tasks.merge", "tasks.remove", "secrets.write", "prepare", "cache.list", "cache.prune", "files.read", "files.write", "files.edit", "files.list", "files.stat", "files.mkdir", "files.move", "files.remove", "files.search", "files.watch", "files.unwatch", "terminal.open", "console.open", "jobs.watch", "jobs.unwatch", "ssh.open", "ports.list", "ports.wait", "preview.open", "desktop.screenshot", "desktop.act", "browser.open", "desktop.open"]
+ActionName = Literal["state.info", "state.guide", "state.catalog", "shell", "files.download", "files.extract", "files.run", "jobs.list", "jobs.status", "jobs.output", "jobs.follow", "jobs.unfollow", "jobs.wait", "jobs.input", "jobs.resize", "jobs.cancel", "tokens.create", "tokens.list", "tokens.revoke", "repos.add", "repos.list", "repos.snapshot", "repos.bundle", "tasks.create", "tasks.list", "tasks.commit", "tasks.run", "tasks.merge", "tasks.remove", "secrets.write", "prepare", "cache.list", "cache.prune", "files.read", "files.write", "files.edit", "files.list", "files.stat", "files.mkdir", "files.move", "files.remove", "files.search", "files.watch", "files.unwatch", "terminal.open", "console.open", "jobs.watch", "jobs.unwatch", "ssh.open", "ports.list", "ports.wait", "preview.open", "desktop.screenshot", "desktop.act", "browser.open", "desktop.open", "state.metrics"]
 
 
 class _WireErrorRequired(TypedDict):
@@ -40,6 +40,14 @@ class JobStatusProcesses(TypedDict):
     list: list[JobStatusProcessesListItem]
 
 
+class JobStatusUsage(TypedDict):
+    """a process job's CPU and memory: every process carrying its AGENT_JOB_ID (setsid strays too); live while it runs, final once it ended"""
+    cpuMs: int
+    rssBytes: int
+    peakRssBytes: int
+    processes: int
+
+
 class _JobStatusRequired(TypedDict):
     id: str
     kind: str
@@ -62,6 +70,7 @@ class JobStatus(_JobStatusRequired, total=False):
     cwd: str
     pid: int
     processes: JobStatusProcesses
+    usage: JobStatusUsage
 
 
 class NoParams(TypedDict):
@@ -372,6 +381,7 @@ class JobsListParams(TypedDict, total=False):
     kind: str
     limit: int
     before: str
+    sort: Literal["newest", "cpu", "memory"]
 
 
 class JobsListResult(TypedDict):
@@ -1192,6 +1202,74 @@ class DesktopOpenResult1(TypedDict):
     scope: Literal["manage", "observe"]
 
 
+class StateMetricsParams(TypedDict, total=False):
+    sinceMs: int
+    limit: int
+
+
+class StateMetricsResultSources(TypedDict):
+    """where CPU and memory are read: a cgroup's files or the machine's /proc"""
+    cpu: str
+    memory: str
+
+
+class StateMetricsResultSamplesItemCpu(TypedDict):
+    usedCores: float
+    cores: float
+
+
+class StateMetricsResultSamplesItemMemory(TypedDict):
+    usedBytes: int
+    cacheBytes: int
+    limitBytes: int
+
+
+class StateMetricsResultSamplesItemDaemon(TypedDict):
+    rssBytes: int
+    cpuCores: float
+
+
+class StateMetricsResultSamplesItemDisksItem(TypedDict):
+    name: Literal["home", "state", "nix"]
+    path: str
+    usedBytes: int
+    freeBytes: int
+
+
+class StateMetricsResultSamplesItemJobs(TypedDict):
+    """the running process jobs together (their usage): cores used since the previous sample, resident memory"""
+    cpuCores: float
+    rssBytes: int
+
+
+class StateMetricsResultSamplesItemOutput(TypedDict):
+    """job output: written in the interval, kept on disk in all"""
+    writtenBytes: int
+    keptBytes: int
+
+
+class StateMetricsResultSamplesItem(TypedDict):
+    at: int
+    cpu: StateMetricsResultSamplesItemCpu
+    memory: StateMetricsResultSamplesItemMemory
+    daemon: StateMetricsResultSamplesItemDaemon
+    disks: list[StateMetricsResultSamplesItemDisksItem]
+    processes: int
+    connections: int
+    runningJobs: int
+    jobs: StateMetricsResultSamplesItemJobs
+    output: StateMetricsResultSamplesItemOutput
+
+
+class StateMetricsResult(TypedDict):
+    intervalMs: int
+    windowMs: int
+    enabled: bool
+    sources: StateMetricsResultSources
+    samples: list[StateMetricsResultSamplesItem]
+    more: bool
+
+
 StateInfoParams = NoParams
 StateCatalogParams = NoParams
 FilesDownloadResult = JobReply
@@ -1391,6 +1469,9 @@ class ActionRequests:
     @overload
     async def request(self, action: Literal["desktop.open"], params: DesktopOpenParams | None = None) -> DesktopOpenResult: ...
 
+    @overload
+    async def request(self, action: Literal["state.metrics"], params: StateMetricsParams | None = None) -> StateMetricsResult: ...
+
     async def request(self, action: str, params: Any = None) -> Any:
         """Sends one action and returns its result; raises HotlineError with the wire's error."""
         return await self._send(action, params or {})
@@ -1569,6 +1650,9 @@ class SyncActionRequests:
 
     @overload
     def request(self, action: Literal["desktop.open"], params: DesktopOpenParams | None = None) -> DesktopOpenResult: ...
+
+    @overload
+    def request(self, action: Literal["state.metrics"], params: StateMetricsParams | None = None) -> StateMetricsResult: ...
 
     def request(self, action: str, params: Any = None) -> Any:
         """Sends one action and returns its result; raises HotlineError with the wire's error."""

@@ -177,6 +177,7 @@ class SyncClient(SyncActionRequests):
 
         self.shell = loop.wrap_as(client.shell, shell_run)
         self.prepare = loop.wrap_as(client.prepare, prepare_run)
+        self.metrics = loop.wrap(client.metrics)
 
     def __enter__(self) -> SyncClient:
         return self

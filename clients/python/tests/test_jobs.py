@@ -156,3 +156,28 @@ def test_terminal_open_starts_a_terminal_job_with_a_link(harness: dict[str, Any]
             assert (await job.wait())["state"] == "cancelled"
 
     asyncio.run(main())
+
+
+def test_a_jobs_usage_and_the_sandbox_metrics(harness: dict[str, Any]) -> None:
+    burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.5: pass\n"
+
+    async def main() -> None:
+        async with await connect(url=harness["url"], token=harness["token"]) as client:
+            run = await client.shell(["python3", "-c", burn], wait=60_000)
+            assert run.status["state"] == "succeeded"
+            usage = run.status["usage"]  # final at the end: the CPU its exit added, exact
+            assert usage["cpuMs"] >= 450 and usage["processes"] == 0 and usage["rssBytes"] == 0
+            metrics = await client.metrics(limit=5)
+            while not metrics["samples"]:  # a daemon that just started has taken none yet
+                await asyncio.sleep(metrics["intervalMs"] / 1000)
+                metrics = await client.metrics(limit=5)
+            assert metrics["enabled"] is True and 0 < len(metrics["samples"]) <= 5
+            last = metrics["samples"][-1]
+            assert last["cpu"]["cores"] > 0 and last["memory"]["limitBytes"] >= last["memory"]["usedBytes"] > 0
+            assert {d["name"] for d in last["disks"]} >= {"home", "state"}
+            newer = await client.metrics(since_ms=last["at"])
+            assert all(s["at"] > last["at"] for s in newer["samples"])
+
+    asyncio.run(main())
+    with sync.connect(url=harness["url"], token=harness["token"]) as client:
+        assert client.metrics(limit=1)["enabled"] is True

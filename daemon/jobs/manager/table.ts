@@ -2,6 +2,9 @@ import type { JobState, JobStatus } from "../../../protocol/common.js";
 import { ActionError } from "../../../protocol/errors.js";
 import type { Job } from "../job.js";
 
+/** jobs.list's order: newest first, or most CPU / peak memory first (jobs without usage last, newest first among equals). */
+export type JobSort = "newest" | "cpu" | "memory";
+
 /** The jobs kept, by id, and the idempotency keys that name them. */
 export class JobTable {
   private readonly jobs = new Map<string, Job>();
@@ -35,6 +38,10 @@ export class JobTable {
     return id ? this.jobs.get(id) : undefined;
   }
 
+  find(id: string): Job | undefined {
+    return this.jobs.get(id);
+  }
+
   get(id: string): Job {
     const job = this.jobs.get(id);
     if (!job)
@@ -44,11 +51,34 @@ export class JobTable {
     return job;
   }
 
-  /** jobs.list: newest first, filtered, `limit` of them after `before`; `more` when others match. */
-  list(filter: { state?: JobState | JobState[]; kind?: string; limit?: number; before?: string }): { jobs: JobStatus[]; more: boolean } {
+  /** jobs.list: newest first (or by usage), filtered, `limit` of them after `before`; `more` when others match. */
+  list(filter: { state?: JobState | JobState[]; kind?: string; limit?: number; before?: string; sort?: JobSort }): {
+    jobs: JobStatus[];
+    more: boolean;
+  } {
     const states = filter.state === undefined ? undefined : Array.isArray(filter.state) ? filter.state : [filter.state];
     const limit = filter.limit ?? 20;
-    const ids = [...this.jobs.keys()].sort().reverse();
+    const sort = filter.sort ?? "newest";
+    if (sort !== "newest" && filter.before !== undefined)
+      throw new ActionError(
+        "invalid_request",
+        `before pages the newest-first order; with sort ${JSON.stringify(sort)} raise limit instead`,
+        {
+          path: "/before",
+        },
+      );
+    let ids = [...this.jobs.keys()].sort().reverse();
+    if (sort !== "newest") {
+      const key = (id: string): number => {
+        const usage = this.jobs.get(id)!.usage;
+        return usage === undefined ? -1 : sort === "cpu" ? usage.cpuMs : usage.peakRssBytes;
+      };
+      // Stable: equal figures stay newest first.
+      ids = ids
+        .map((id) => ({ id, k: key(id) }))
+        .sort((a, b) => b.k - a.k)
+        .map((e) => e.id);
+    }
     const out: JobStatus[] = [];
     let more = false;
     for (const id of ids) {

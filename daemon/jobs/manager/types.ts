@@ -1,7 +1,8 @@
 import type { Logger } from "pino";
+import type { JobUsage } from "../../../protocol/common.js";
 import type { WireError } from "../../../protocol/errors.js";
 import type { RunContext } from "../../runners/context.js";
-import type { JobControl } from "../job.js";
+import type { Job, JobControl } from "../job.js";
 
 export interface JobContext extends RunContext {
   id: string;
@@ -9,6 +10,16 @@ export interface JobContext extends RunContext {
   dir: string;
   /** Lets a process runner receive input, resize and signals. */
   setControl(control: JobControl): void;
+  /** What its processes have used so far (the sampler's latest figure), if it has any. */
+  usage(): JobUsage | undefined;
+}
+
+/**
+ * Where a process job's final usage comes from when it ends (the metrics sampler, which main.ts
+ * wires in): asked once, in the job's end, before its record is written.
+ */
+export interface UsageMeter {
+  finalUsage(job: Job): JobUsage | undefined;
 }
 
 export type JobOutcome =
