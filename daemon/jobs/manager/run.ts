@@ -42,6 +42,7 @@ export function runJob(job: Job, options: StartJobOptions, rootLog: Logger, hook
       job.attach(control);
       hooks.attached(control);
     },
+    annotate: (fields) => job.annotate(fields),
   };
   let promise: Promise<JobOutcome>;
   try {

@@ -9,6 +9,8 @@ export interface JobContext extends RunContext {
   dir: string;
   /** Lets a process runner receive input, resize and signals. */
   setControl(control: JobControl): void;
+  /** Adds fields to the job's status while it runs (see Job.annotate); persisted with its next record. */
+  annotate(fields: Record<string, unknown>): void;
 }
 
 export type JobOutcome =

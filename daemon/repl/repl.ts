@@ -1,0 +1,348 @@
+import { EventEmitter } from "node:events";
+import type { Logger } from "pino";
+import { ActionError } from "../../protocol/errors.js";
+import type { Job } from "../jobs/job.js";
+import type { JobContext, JobManager, JobOutcome, StartJobOptions } from "../jobs/manager.js";
+import type { ChildBudget, Reservation } from "./budget.js";
+import { type ChildExit, ReplChild } from "./child.js";
+import { afterPendingOutput } from "./drain.js";
+import { Generation, type HostSpec } from "./host.js";
+import { RESTART_AFTER_KILL_MS, RunningRequest, TERM_AFTER_INTERRUPT_MS } from "./request.js";
+import { StartWatch } from "./start-watch.js";
+import type { ReplDriver, ReplRequest, ReplState } from "./types.js";
+
+export interface ReplOptions<M> {
+  jobs: JobManager;
+  driver: ReplDriver<M>;
+  /** The host job of each generation (see Generation). */
+  host: HostSpec;
+  budget: ChildBudget;
+  log: Logger;
+  /** Names the child in errors: "session s0m…", "context c0m…". */
+  name: string;
+  /** A child that sent no ready message by then is killed and its start fails. */
+  readyTimeoutMs?: number;
+  /** Closed after this long idle; 0 or absent: never. */
+  idleTimeoutMs?: number;
+  termGraceMs?: number;
+  restartAfterKillMs?: number;
+}
+
+/** How the child's life ended, once it has: the daemon's reason, or its own exit. */
+export interface ReplEnd {
+  reason: string;
+  exitCode?: number;
+  signal?: string;
+}
+
+/**
+ * A long-lived child driven one request at a time over its own channel (fd 3 in, fd 4 out); each
+ * request is a job whose log holds that request's output only. Cancel and timeout interrupt the
+ * request (RequestStopper), then terminate it; a request that still does not end costs the child:
+ * it is restarted as a new generation. Events: "state" (ReplState), "ended" (ReplEnd), "message"
+ * (a message that came while no request ran).
+ */
+export class Repl<M> extends EventEmitter {
+  state: ReplState = "starting";
+  generation = 0;
+  ended: ReplEnd | undefined;
+  private gen: Generation | undefined;
+  private current: RunningRequest<M> | undefined;
+  /** A request whose job waits in the manager's queue: it holds the repl as a running one does. */
+  private queued: Job | undefined;
+  private reservation: Reservation | undefined;
+  private ready: Promise<void> = Promise.resolve();
+  private idleTimer: NodeJS.Timeout | undefined;
+  private bytesRead = 0;
+
+  constructor(private readonly options: ReplOptions<M>) {
+    super();
+  }
+
+  /** The current generation's child (its pid, its signals), once spawned. */
+  get child(): ReplChild | undefined {
+    return this.gen?.child;
+  }
+
+  /** The current generation's host job. */
+  get hostJob(): Job | undefined {
+    return this.gen?.job;
+  }
+
+  /** The job of the running request (or the one queued to run next). */
+  get runningJob(): string | undefined {
+    return this.current?.job.id ?? this.queued?.id;
+  }
+
+  /** Writes to the current generation's transcript (its host job's log). */
+  transcript(stream: "stdout" | "stderr", data: Buffer | string): void {
+    this.gen?.output(stream, data);
+  }
+
+  /** Adds fields to the current host job's status. */
+  annotateHost(fields: Record<string, unknown>): void {
+    this.gen?.annotate(fields);
+  }
+
+  /** Starts the first generation; resolves once it is ready. Refused past the budget; `unavailable` if it cannot start. */
+  async start(): Promise<void> {
+    this.reservation = this.options.budget.reserve();
+    try {
+      await (this.ready = this.startGeneration());
+    } catch (err) {
+      this.finish({ reason: (err as Error).message }, "closed");
+      throw err;
+    }
+    this.becomeIdle();
+  }
+
+  /** Starts a request as a job (one at a time: `conflict` naming the running job, unless it is the same key). */
+  request(request: ReplRequest<M>): Job {
+    const { jobs, name } = this.options;
+    if (this.state === "exited" || this.state === "closed")
+      throw new ActionError("conflict", `${name} has ${this.state} (${this.ended?.reason ?? "no reason"}); it takes no more requests`);
+    const running = this.runningJob;
+    const options = this.jobOptions(request);
+    if (running !== undefined) {
+      // A retry with the running request's key gets that job (or the key's conflict), never a second run.
+      if (request.key !== undefined && jobs.get(running).record.key === request.key) return jobs.start(options);
+      throw new ActionError(
+        "conflict",
+        `${name} is running job ${running}; it takes one request at a time: wait for that job (jobs.wait) or cancel it (jobs.cancel)`,
+        { details: { job: running } },
+      );
+    }
+    let created: Job | undefined;
+    const onCreated = (job: Job): void => void (created ??= job);
+    jobs.on("job.created", onCreated);
+    let job: Job;
+    try {
+      job = jobs.start(options);
+    } finally {
+      jobs.off("job.created", onCreated);
+    }
+    if (job === created && !job.finished && this.current?.job.id !== job.id) {
+      this.queued = job;
+      job.once("end", () => {
+        if (this.queued === job) this.queued = undefined;
+      });
+    }
+    return job;
+  }
+
+  /** Kills the current generation and starts the next (its state is lost); requests wait for it. */
+  async restart(reason: string): Promise<void> {
+    if (this.state === "closed") throw new ActionError("conflict", `${this.options.name} is closed`);
+    if (this.state === "exited") {
+      this.reservation = this.options.budget.reserve();
+      this.ended = undefined;
+    }
+    this.setState("restarting");
+    const old = this.gen;
+    old?.end({ why: "restarted", message: `${reason}; generation ${this.generation + 1} replaced it` });
+    if (old?.child && !old.child.hasExited) {
+      old.child.signalGroup("SIGKILL");
+      await Promise.race([old.child.exited, delay(2000)]);
+    }
+    try {
+      await (this.ready = this.startGeneration());
+    } catch (err) {
+      this.finish({ reason: (err as Error).message }, "exited");
+      throw err;
+    }
+    this.becomeIdle();
+  }
+
+  /** Ends the child (EOF on its inputs, SIGTERM, SIGKILL after `graceMs`) and frees its place in the budget. */
+  async close(reason: string, graceMs = 1000): Promise<void> {
+    if (this.state === "closed" || this.state === "exited") return;
+    const gen = this.gen;
+    this.finish({ reason }, "closed");
+    gen?.end({ why: "closed", message: reason });
+    const child = gen?.child;
+    if (child && !child.hasExited) {
+      child.terminate(graceMs);
+      await Promise.race([child.exited, delay(graceMs + 1000)]);
+    }
+  }
+
+  private jobOptions(request: ReplRequest<M>): StartJobOptions {
+    return {
+      kind: request.kind,
+      title: request.title,
+      params: request.params,
+      key: request.key,
+      timeoutMs: request.timeoutMs,
+      cwd: request.cwd,
+      run: (job) => this.runRequest(request, job),
+    };
+  }
+
+  private async runRequest(request: ReplRequest<M>, job: JobContext): Promise<JobOutcome> {
+    if (this.queued?.id === job.id) this.queued = undefined;
+    if (this.state === "restarting" || this.state === "starting") await this.ready.catch(() => {});
+    const gen = this.gen;
+    const child = gen?.child;
+    if (this.state !== "idle" || !gen || !child)
+      return { ok: false, error: { code: "conflict", message: `${this.options.name} has ${this.state}; the request did not run` } };
+    this.setState("busy");
+    clearTimeout(this.idleTimer);
+    const running = new RunningRequest(request, job, gen.number);
+    this.current = running;
+    job.setControl({
+      input: request.input ?? ((data, eof, timeoutMs) => child.input(data, eof, timeoutMs)),
+      kill: (signal) => this.stopRequest(running, child, signal),
+    });
+    let outcome: JobOutcome;
+    try {
+      request.send(child, job);
+      outcome = await running.ended;
+      await afterPendingOutput(() => this.bytesRead);
+      if (request.finish) outcome = await request.finish(outcome, job);
+    } catch (err) {
+      running.end({ ok: false });
+      outcome = { ok: false, error: { code: "internal", message: `${this.options.name}: ${(err as Error).message}` } };
+    } finally {
+      if (this.current === running) this.current = undefined;
+      if ((this.state as ReplState) === "busy") this.becomeIdle();
+    }
+    return outcome;
+  }
+
+  private stopRequest(running: RunningRequest<M>, child: ReplChild, signal: NodeJS.Signals): void {
+    const timing = {
+      termGraceMs: this.options.termGraceMs ?? TERM_AFTER_INTERRUPT_MS,
+      restartAfterMs: this.options.restartAfterKillMs ?? RESTART_AFTER_KILL_MS,
+    };
+    running.stop(signal, child, this.options.driver.stopper, timing, () => this.restartStuck(running, "did not stop after SIGKILL"));
+  }
+
+  /** A request that would not stop: it ends now, saying so, and a new generation replaces the child. */
+  private restartStuck(running: RunningRequest<M>, why: string): void {
+    if (running.done || this.state === "closed") return;
+    this.setState("restarting");
+    const next = this.generation + 1;
+    running.end(
+      running.request.restarted?.(next, running.job) ?? {
+        ok: false,
+        error: {
+          code: "unavailable",
+          message: `${this.options.name}: the request ${why}; the child was restarted (generation ${next}) and its state is lost`,
+        },
+      },
+    );
+    void this.restart(`request ${running.job.id} ${why}`).catch((err: unknown) =>
+      this.options.log.warn({ err, name: this.options.name }, "restart failed"),
+    );
+  }
+
+  private startGeneration(): Promise<void> {
+    const number = ++this.generation;
+    const { driver, jobs, host, name } = this.options;
+    const watch = new StartWatch(name, this.options.readyTimeoutMs);
+    let generation!: Generation;
+    const spawn = (scratch: string): ReplChild => {
+      const decoder = driver.decoder(
+        (message) => this.onMessage(generation, watch, message),
+        (error) => this.onProtocolError(generation, watch, error),
+      );
+      const child = new ReplChild(driver.spawn(scratch, number), {
+        output: (stream, data) => this.onOutput(generation, watch, stream, data),
+        messages: (chunk) => decoder.push(chunk),
+      });
+      this.reservation?.setPid(child.pid);
+      watch.begin(child);
+      return child;
+    };
+    generation = new Generation(
+      jobs,
+      host,
+      number,
+      spawn,
+      (signal) => void this.close(`its job ${generation.job.id} was stopped (${signal})`),
+      (exit) => this.onExit(generation, watch, exit),
+    );
+    this.gen = generation;
+    return watch.ready;
+  }
+
+  private onOutput(gen: Generation, watch: StartWatch, stream: "stdout" | "stderr", data: Buffer): void {
+    this.bytesRead += data.length;
+    if (!watch.isReady) return watch.noteOutput(data);
+    const running = this.current;
+    if (gen === this.gen && running && running.generation === gen.number) {
+      running.job.output(stream, data);
+      running.request.output?.(stream, data);
+    } else gen.output(stream, data);
+  }
+
+  private onMessage(gen: Generation, watch: StartWatch, message: M): void {
+    if (gen !== this.gen) return; // a killed generation's last words
+    if (!watch.isReady) {
+      if (this.options.driver.isReady(message)) watch.readied();
+      else this.onProtocolError(gen, watch, new Error(`the first message was not the ready message: ${JSON.stringify(message)}`));
+      return;
+    }
+    const running = this.current;
+    if (!running || running.done) return void this.emit("message", message);
+    try {
+      const outcome = running.request.message(message, running.job);
+      if (outcome) running.end(outcome);
+    } catch (err) {
+      running.end({ ok: false, error: { code: "internal", message: `${this.options.name}: ${(err as Error).message}` } });
+    }
+  }
+
+  private onProtocolError(gen: Generation, watch: StartWatch, error: Error): void {
+    this.options.log.warn({ name: this.options.name, err: error }, "the child broke its protocol; killing it");
+    watch.failed(error.message);
+    gen.end({ why: "closed", message: `protocol error: ${error.message}` });
+    if (gen === this.gen && this.state !== "closed") this.finish({ reason: `protocol error: ${error.message}` }, "exited");
+    gen.child?.signalGroup("SIGKILL");
+  }
+
+  /** The child exited: its last output is read first, then the running request ends and the repl says why. */
+  private async onExit(gen: Generation, watch: StartWatch, exit: ChildExit): Promise<void> {
+    watch.exited(exit);
+    await afterPendingOutput(() => this.bytesRead);
+    if (gen !== this.gen) return;
+    const running = this.current;
+    if (running && running.stopping !== "no" && this.state === "busy") return this.restartStuck(running, "was killed with the child");
+    if (this.state !== "closed" && this.state !== "exited" && this.state !== "restarting") {
+      const why = exit.exitCode !== undefined ? `exit ${exit.exitCode}` : (exit.error ?? `killed by ${exit.signal}`);
+      this.finish({ reason: `the child ended (${why})`, exitCode: exit.exitCode, signal: exit.signal }, "exited");
+    }
+    if (running) {
+      const failed: JobOutcome = { ok: exit.exitCode === 0, exitCode: exit.exitCode, signal: exit.signal };
+      running.end(running.request.exited?.(exit, running.job) ?? failed);
+    }
+  }
+
+  private finish(end: ReplEnd, state: "exited" | "closed"): void {
+    this.ended ??= end;
+    clearTimeout(this.idleTimer);
+    this.reservation?.release();
+    this.reservation = undefined;
+    this.setState(state);
+    this.emit("ended", this.ended);
+  }
+
+  private becomeIdle(): void {
+    this.setState("idle");
+    const idleMs = this.options.idleTimeoutMs ?? 0;
+    if (idleMs <= 0) return;
+    clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => {
+      if (this.state === "idle") void this.close(`idle for ${idleMs} ms`);
+    }, idleMs);
+    this.idleTimer.unref();
+  }
+
+  private setState(state: ReplState): void {
+    if (this.state === state) return;
+    this.state = state;
+    this.emit("state", state);
+  }
+}
+
+const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms).unref());

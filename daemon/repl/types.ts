@@ -1,0 +1,58 @@
+import type { JobControl } from "../jobs/job.js";
+import type { JobContext, JobOutcome } from "../jobs/manager.js";
+import type { ChildExit, ChildSpec, ReplChild } from "./child.js";
+import type { DecoderFactory } from "./records.js";
+
+/**
+ * A long-lived child's life. `busy`: one request runs; `restarting`: a new generation is starting
+ * after the last one was killed; `exited`: the child ended by itself (`exit 3`); `closed`: the daemon
+ * ended it (close, idle timeout, shutdown). Only `idle`, `busy` and `restarting` take requests.
+ */
+export type ReplState = "starting" | "idle" | "busy" | "restarting" | "exited" | "closed";
+
+/** What a face tells the core about its driver: how to start it, read it, and stop a request. */
+export interface ReplDriver<M> {
+  /** The child of one generation; `scratch` is a private directory that lives as long as its host job. */
+  spawn(scratch: string, generation: number): ChildSpec;
+  /** fd 4's framing: NDJSON (ndjsonDecoder) or the face's own. */
+  decoder: DecoderFactory<M>;
+  /** Whether this message says the child is ready; until it does, other messages are a protocol error. */
+  isReady(message: M): boolean;
+  /** How a running request is stopped on cancel or timeout. */
+  stopper: RequestStopper;
+}
+
+/**
+ * The steps of stopping a request: `interrupt` first (SIGINT), then `terminate` with SIGTERM after
+ * the core's grace and SIGKILL when the job's own grace ends; a request still running a while after
+ * that is ended by restarting the child (a new generation: its state is lost, and said so).
+ */
+export interface RequestStopper {
+  interrupt(child: ReplChild): void;
+  terminate(child: ReplChild, signal: "SIGTERM" | "SIGKILL"): void;
+}
+
+/** One request to the child: the job that reports it, and how the face speaks to the driver. */
+export interface ReplRequest<M> {
+  kind: string;
+  title: string;
+  /** What idempotency compares (the action's own parameters). */
+  params: unknown;
+  key?: string;
+  timeoutMs?: number;
+  cwd?: string;
+  /** Writes the request to the child, once its job runs (a job may wait in the manager's queue). */
+  send(child: ReplChild, job: JobContext): void;
+  /** A message while the request runs: its outcome when it is the end, else undefined. */
+  message(message: M, job: JobContext): JobOutcome | undefined;
+  /** The child exited while the request ran; default: failed with the child's exit code or signal. */
+  exited?(exit: ChildExit, job: JobContext): JobOutcome;
+  /** The request did not stop and the child was restarted; default: failed, naming the new generation. */
+  restarted?(generation: number, job: JobContext): JobOutcome;
+  /** jobs.input of the request's job; default: the child's fd 0 (when it is a pipe). */
+  input?: JobControl["input"];
+  /** Each output byte of the request, after it is in the job's log (a transcript, a last line). */
+  output?(stream: "stdout" | "stderr", data: Buffer): void;
+  /** Runs once the request's output is all in its log, before its job ends; may change the outcome. */
+  finish?(outcome: JobOutcome, job: JobContext): JobOutcome | Promise<JobOutcome>;
+}
