@@ -37,6 +37,7 @@ import { Desktop } from "./desktop/desktop.js";
 import { CdpRelay } from "./desktop/cdp-relay.js";
 import { VncRelay, vncAddress } from "./desktop/vnc-relay.js";
 import { vncRoute } from "./web/vnc-route.js";
+import { SessionTable } from "./sessions/index.js";
 
 /** Parses daemon flags (`--port 0`, `--allow-origin X` …) from the SETTINGS table. */
 export function parseDaemonFlags(argv: string[]): Record<string, string | string[] | undefined> {
@@ -134,7 +135,9 @@ export async function runDaemon(argv: string[]): Promise<void> {
     ports: preview.ports,
     previews: preview.links,
     desktop: new Desktop(config.display, vnc),
+    sessions: new SessionTable({ jobs, resolver: prepare.preparer.environments, baseEnv, log }),
   };
+  services.sessions.restore(); // sessions an earlier daemon left open are lost now
   const cdp = new CdpRelay(tokens, services.desktop.browser, config.allowedOrigins, log);
   const dispatcher = new Dispatcher(ACTIONS, Object.values(HANDLERS), services);
   let url = "";
@@ -205,6 +208,7 @@ export async function runDaemon(argv: string[]): Promise<void> {
         },
       ],
       ["jobs", () => jobs.shutdown()],
+      ["sessions", () => services.sessions.shutdown()],
       ["tokens", () => tokens.flush()],
       ["desktop", () => services.desktop.close()],
     ] as const) {

@@ -30,6 +30,7 @@ import { sshOpen } from "./actions/ssh.js";
 import { portsList, portsWait } from "./actions/ports.js";
 import { previewOpen } from "./actions/preview.js";
 import { browserOpen, desktopAct, desktopOpen, desktopScreenshot } from "./actions/desktop.js";
+import { sessionClose, sessionList, sessionOpen, sessionRun, sessionStatus } from "./actions/session.js";
 
 export * from "./common.js";
 export * from "./errors.js";
@@ -90,6 +91,11 @@ export const ACTIONS = [
   desktopAct,
   browserOpen,
   desktopOpen,
+  sessionOpen,
+  sessionRun,
+  sessionStatus,
+  sessionList,
+  sessionClose,
 ];
 
 /** One entry of ACTIONS, with its literal name and its own params and result schemas. */

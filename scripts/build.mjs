@@ -70,6 +70,9 @@ const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"))
 writeFileSync(join(root, "dist/build-info.json"), `${JSON.stringify({ version, commit })}\n`);
 chmodSync(join(root, "dist/cli/main.js"), 0o755);
 
+// The shell sessions' bash driver is data the daemon ships beside its module (daemon/sessions/driver.ts).
+copyFileSync(join(root, "daemon/sessions/driver.bash"), join(root, "dist/daemon/sessions/driver.bash"));
+
 // schemas/ is rebuilt from nothing, so a schema of a removed action cannot linger.
 const { publishedSchemas } = await import(join(root, "dist/protocol/json-schema.js"));
 const schemaDir = join(root, "schemas");

@@ -18,6 +18,7 @@ import type { TokenStore } from "../tokens/store.js";
 import type { SshAccess } from "../ssh/access.js";
 import type { Workspace } from "../workspace/workspace.js";
 import type { EventLoopReport } from "../watchdog/loop-watch.js";
+import type { SessionTable } from "../sessions/index.js";
 
 /**
  * What the link actions need of the browser pages' links (daemon/web/links.ts's PageLinks, which
@@ -70,6 +71,8 @@ export interface Services {
   previews: PreviewLinks;
   /** desktop.*, browser.open: the X display, its input, Chromium and the relays. */
   desktop: Desktop;
+  /** session.*: the shell sessions (daemon/sessions). */
+  sessions: SessionTable;
 }
 
 /** The per-connection state a handler can touch. */

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { WireError } from "../../protocol/errors.js";
 import type { Job } from "../jobs/job.js";
 import type { JobContext, JobManager, JobOutcome } from "../jobs/manager.js";
+import { reapMarked, terminateGroup } from "../process/index.js";
 import type { ChildExit, ReplChild } from "./child.js";
 
 /** The job each generation of a child runs in: its kind, title and parameters. */
@@ -11,6 +12,8 @@ export interface HostSpec {
   title(generation: number): string;
   params: unknown;
   cwd: string;
+  /** Fields for the host job's status, set before its first record with a pid is written. */
+  fields?(): Record<string, unknown>;
 }
 
 /** Why the daemon ended a generation (none: it exited by itself). */
@@ -34,7 +37,7 @@ export class Generation {
     jobs: JobManager,
     spec: HostSpec,
     readonly number: number,
-    spawn: (scratch: string, host: JobContext) => ReplChild,
+    spawn: (scratch: string, hostJob: string) => ReplChild,
     /** jobs.cancel of the host job, or the daemon's shutdown: the face closes the child. */
     onKill: (signal: NodeJS.Signals) => void,
     /** Runs after the child exited, before the host job ends (its last output read). */
@@ -50,12 +53,16 @@ export class Generation {
       run: async (ctx) => {
         const scratch = join(ctx.dir, "tmp");
         mkdirSync(scratch, { recursive: true, mode: 0o700 });
-        const child = spawn(scratch, ctx);
+        const child = spawn(scratch, ctx.id);
         this.child = child;
         this.ctx = ctx;
+        if (spec.fields) ctx.annotate(spec.fields());
         ctx.setControl({ pid: child.pid, kill: onKill });
         spawned(child);
         const exit = await child.exited;
+        // As for a process job: what the child left running goes with it, in its group or not.
+        terminateGroup(child.pid);
+        reapMarked(ctx.id);
         await afterExit(exit);
         return this.outcome(exit);
       },

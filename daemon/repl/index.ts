@@ -6,7 +6,7 @@
  * drivers of it.
  */
 export { Repl, type ReplEnd, type ReplOptions } from "./repl.js";
-export type { ReplDriver, ReplRequest, ReplState, RequestStopper } from "./types.js";
+export type { ChildStart, ReplDriver, ReplRequest, ReplState, RequestStopper } from "./types.js";
 export { ReplChild, type ChildExit, type ChildSpec, MESSAGES_FD, REQUESTS_FD } from "./child.js";
 export type { HostSpec } from "./host.js";
 export { ChildBudget, residentBytes, type BudgetOptions, type Reservation } from "./budget.js";

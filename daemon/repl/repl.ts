@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import { ActionError } from "../../protocol/errors.js";
 import type { Job } from "../jobs/job.js";
 import type { JobContext, JobManager, JobOutcome, StartJobOptions } from "../jobs/manager.js";
+import { JOB_MARKER } from "../process/index.js";
 import type { ChildBudget, Reservation } from "./budget.js";
 import { type ChildExit, ReplChild } from "./child.js";
 import { afterPendingOutput } from "./drain.js";
@@ -241,12 +242,14 @@ export class Repl<M> extends EventEmitter {
     const { driver, jobs, host, name } = this.options;
     const watch = new StartWatch(name, this.options.readyTimeoutMs);
     let generation!: Generation;
-    const spawn = (scratch: string): ReplChild => {
+    const spawn = (scratch: string, hostJob: string): ReplChild => {
       const decoder = driver.decoder(
         (message) => this.onMessage(generation, watch, message),
         (error) => this.onProtocolError(generation, watch, error),
       );
-      const child = new ReplChild(driver.spawn(scratch, number), {
+      const spec = driver.spawn({ scratch, hostJob, generation: number });
+      // The marker goes last, over any value given: it is how the child's strays are found (reapMarked).
+      const child = new ReplChild({ ...spec, env: { ...spec.env, [JOB_MARKER]: hostJob } }, {
         output: (stream, data) => this.onOutput(generation, watch, stream, data),
         messages: (chunk) => decoder.push(chunk),
       });
@@ -271,8 +274,10 @@ export class Repl<M> extends EventEmitter {
     if (!watch.isReady) return watch.noteOutput(data);
     const running = this.current;
     if (gen === this.gen && running && running.generation === gen.number) {
-      running.job.output(stream, data);
-      running.request.output?.(stream, data);
+      const bytes = running.request.filter ? running.request.filter(stream, data) : data;
+      if (!bytes.length) return;
+      running.job.output(stream, bytes);
+      running.request.output?.(stream, bytes);
     } else gen.output(stream, data);
   }
 
@@ -308,13 +313,20 @@ export class Repl<M> extends EventEmitter {
     if (gen !== this.gen) return;
     const running = this.current;
     if (running && running.stopping !== "no" && this.state === "busy") return this.restartStuck(running, "was killed with the child");
+    const verdict = running && !running.done ? running.request.exited?.(exit, running.job) : undefined;
+    if (running && verdict && "restart" in verdict && this.state === "busy") {
+      this.setState("restarting");
+      running.end(verdict.outcome);
+      void this.restart(verdict.restart).catch((err: unknown) => this.options.log.warn({ err, name: this.options.name }, "restart failed"));
+      return;
+    }
     if (this.state !== "closed" && this.state !== "exited" && this.state !== "restarting") {
       const why = exit.exitCode !== undefined ? `exit ${exit.exitCode}` : (exit.error ?? `killed by ${exit.signal}`);
       this.finish({ reason: `the child ended (${why})`, exitCode: exit.exitCode, signal: exit.signal }, "exited");
     }
     if (running) {
       const failed: JobOutcome = { ok: exit.exitCode === 0, exitCode: exit.exitCode, signal: exit.signal };
-      running.end(running.request.exited?.(exit, running.job) ?? failed);
+      running.end(verdict && "ok" in verdict ? verdict : failed);
     }
   }
 

@@ -10,10 +10,19 @@ import type { DecoderFactory } from "./records.js";
  */
 export type ReplState = "starting" | "idle" | "busy" | "restarting" | "exited" | "closed";
 
+/** What a generation's child is started with. */
+export interface ChildStart {
+  /** A private directory (the host job's `tmp`) that lives as long as the host job. */
+  scratch: string;
+  /** The host job: its id is the marker (AGENT_JOB_ID) that finds the child's processes. */
+  hostJob: string;
+  generation: number;
+}
+
 /** What a face tells the core about its driver: how to start it, read it, and stop a request. */
 export interface ReplDriver<M> {
-  /** The child of one generation; `scratch` is a private directory that lives as long as its host job. */
-  spawn(scratch: string, generation: number): ChildSpec;
+  /** The child of one generation (see ChildStart). */
+  spawn(start: ChildStart): ChildSpec;
   /** fd 4's framing: NDJSON (ndjsonDecoder) or the face's own. */
   decoder: DecoderFactory<M>;
   /** Whether this message says the child is ready; until it does, other messages are a protocol error. */
@@ -45,12 +54,18 @@ export interface ReplRequest<M> {
   send(child: ReplChild, job: JobContext): void;
   /** A message while the request runs: its outcome when it is the end, else undefined. */
   message(message: M, job: JobContext): JobOutcome | undefined;
-  /** The child exited while the request ran; default: failed with the child's exit code or signal. */
-  exited?(exit: ChildExit, job: JobContext): JobOutcome;
+  /**
+   * The child exited while the request ran; default: failed with the child's exit code or signal.
+   * With `restart`, the child is replaced at once (a new generation in the same place in the
+   * budget) instead of the repl ending: the face knows the exit was not the user's wish.
+   */
+  exited?(exit: ChildExit, job: JobContext): JobOutcome | { outcome: JobOutcome; restart: string };
   /** The request did not stop and the child was restarted; default: failed, naming the new generation. */
   restarted?(generation: number, job: JobContext): JobOutcome;
   /** jobs.input of the request's job; default: the child's fd 0 (when it is a pipe). */
   input?: JobControl["input"];
+  /** Rewrites a chunk before it is logged: a face drops its driver's own noise (bytes the user never wrote). */
+  filter?(stream: "stdout" | "stderr", data: Buffer): Buffer;
   /** Each output byte of the request, after it is in the job's log (a transcript, a last line). */
   output?(stream: "stdout" | "stderr", data: Buffer): void;
   /** Runs once the request's output is all in its log, before its job ends; may change the outcome. */
