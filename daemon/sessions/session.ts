@@ -193,7 +193,11 @@ export class ShellSession {
       return { outcome, restart: `bash exited under the command (status ${exit.exitCode})` };
     }
     if (exit.exitCode !== undefined) return this.ended(exit.exitCode, "");
-    return { ok: false, signal: exit.signal, error: { code: "unavailable", message: `the session's shell ended (${exit.error ?? exit.signal})` } };
+    return {
+      ok: false,
+      signal: exit.signal,
+      error: { code: "unavailable", message: `the session's shell ended (${exit.error ?? exit.signal})` },
+    };
   }
 
   private finish(outcome: JobOutcome, job: JobContext): JobOutcome {

@@ -25,14 +25,16 @@ export function statusOf(found: ShellSession | Gone): SessionStatusWire {
   if (job) status.job = job;
   if (repl.hostJob) status.shellJob = repl.hostJob.id;
   if (repl.child?.pid !== undefined && status.state !== "exited") status.pid = repl.child.pid;
-  if (repl.ended) status.ended = { reason: repl.ended.reason, ...(repl.ended.exitCode !== undefined ? { exitCode: repl.ended.exitCode } : {}) };
+  if (repl.ended)
+    status.ended = { reason: repl.ended.reason, ...(repl.ended.exitCode !== undefined ? { exitCode: repl.ended.exitCode } : {}) };
   return status;
 }
 
 /** With its processes: every live process carrying the shell job's marker but the shell (one scan of /proc, in slices). */
 export async function statusWithProcesses(found: ShellSession | Gone): Promise<SessionStatusWire> {
   const status = statusOf(found);
-  if (!(found instanceof ShellSession) || !found.repl.hostJob || status.state === "exited") return { ...status, processes: { count: 0, list: [] } };
+  if (!(found instanceof ShellSession) || !found.repl.hostJob || status.state === "exited")
+    return { ...status, processes: { count: 0, list: [] } };
   const all = await jobProcesses(found.repl.hostJob.id);
   const list = all.list.filter((p) => p.pid !== status.pid);
   return { ...status, processes: { count: all.count - (all.list.length - list.length), list } };

@@ -91,7 +91,8 @@ export class SessionTable {
       if (this.open.has(request.resume))
         throw new ActionError("conflict", `session ${request.resume} is open; resume is for an ended or lost session`, { path: "/resume" });
       const gone = this.gone.get(request.resume);
-      if (!gone) throw new ActionError("not_found", `no session ${request.resume}; session.list shows the sessions known`, { path: "/resume" });
+      if (!gone)
+        throw new ActionError("not_found", `no session ${request.resume}; session.list shows the sessions known`, { path: "/resume" });
       id = gone.id;
       cwd = request.cwd ?? gone.cwd;
       resumed = { cwd, lost: LOST_ON_RESUME };

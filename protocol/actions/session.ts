@@ -53,10 +53,18 @@ export const sessionOpen = defineAction({
       cwd: Type.Optional(AbsolutePath),
       env: Type.Optional(EnvMap),
       inputWaitMs: Type.Optional(
-        Type.Integer({ minimum: 100, maximum: 600000, description: "a command blocked reading stdin this long with no output is awaiting input" }),
+        Type.Integer({
+          minimum: 100,
+          maximum: 600000,
+          description: "a command blocked reading stdin this long with no output is awaiting input",
+        }),
       ),
       idleTimeoutMs: Type.Optional(
-        Type.Integer({ minimum: 0, maximum: 7 * 24 * 3600 * 1000, description: "the session closes after this long without a command; 0: never" }),
+        Type.Integer({
+          minimum: 0,
+          maximum: 7 * 24 * 3600 * 1000,
+          description: "the session closes after this long without a command; 0: never",
+        }),
       ),
       resume: Type.Optional(SessionId),
     },

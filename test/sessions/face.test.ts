@@ -5,7 +5,12 @@ import { ended, jobManager, outputOf } from "../repl/harness.js";
 
 function table() {
   const jobs = jobManager();
-  const sessions = new SessionTable({ jobs, resolver: { resolve: () => null }, baseEnv: { ...process.env } as Record<string, string>, log: pino({ level: "silent" }) });
+  const sessions = new SessionTable({
+    jobs,
+    resolver: { resolve: () => null },
+    baseEnv: { ...process.env } as Record<string, string>,
+    log: pino({ level: "silent" }),
+  });
   onTestFinished(() => sessions.shutdown());
   return { jobs, sessions };
 }

@@ -43,7 +43,9 @@ describe("shell sessions over the real daemon", () => {
     expect(second.job.title).toBe("pwd; echo $A; f 2");
     // Unexported variables, aliases, options and declare'd arrays too (eval runs at the top level).
     await run(t.client, s, "B=2; alias hi='echo hi'; shopt -s extglob; declare -A m=([k]=v); ulimit -n 512");
-    expect((await run(t.client, s, "echo $B ${m[k]}; hi; shopt -q extglob && echo glob; ulimit -n")).output.data).toBe("2 v\nhi\nglob\n512\n");
+    expect((await run(t.client, s, "echo $B ${m[k]}; hi; shopt -q extglob && echo glob; ulimit -n")).output.data).toBe(
+      "2 v\nhi\nglob\n512\n",
+    );
     expect((await run(t.client, s, "local x=1")).output.data).toBe("bash: local: can only be used in a function\n");
   });
 
@@ -61,7 +63,7 @@ describe("shell sessions over the real daemon", () => {
     expect(failed.job).toMatchObject({ state: "failed", exitCode: 1 });
     expect(failed.output.data).toBe("");
     // set -e stays on for the next command, which still runs.
-    expect((await run(t.client, s, 'echo next; case $- in *e*) echo errexit;; esac')).output.data).toBe("next\nerrexit\n");
+    expect((await run(t.client, s, "echo next; case $- in *e*) echo errexit;; esac")).output.data).toBe("next\nerrexit\n");
     const inFunction = await run(t.client, s, "g() { false; echo in g; }; g; echo not reached");
     expect(inFunction.job.exitCode).toBe(1);
     expect(inFunction.output.data).toBe("");
@@ -110,7 +112,11 @@ describe("shell sessions over the real daemon", () => {
     const result = await run(t.client, s, `yes abcdefgh | head -c ${size}`);
     expect(result.job).toMatchObject({ state: "succeeded", outputBytes: size });
     const expected = createHash("sha256").update(Buffer.alloc(size, "abcdefgh\n")).digest("hex");
-    expect(createHash("sha256").update(await outputOf(t.client, result.job.id)).digest("hex")).toBe(expected);
+    expect(
+      createHash("sha256")
+        .update(await outputOf(t.client, result.job.id))
+        .digest("hex"),
+    ).toBe(expected);
     const next = await run(t.client, s, "echo small");
     expect(next.job.outputBytes).toBe(6);
   });
@@ -148,7 +154,7 @@ describe("shell sessions over the real daemon", () => {
     expect((await t.client.ok("jobs.wait", { job: cat.job.id, timeoutMs: WAIT })).job.state).toBe("succeeded");
     expect((await outputOf(t.client, cat.job.id)).toString()).toBe("a\nend\n");
     // Input a command did not read never reaches the next one.
-    expect((await run(t.client, s, "read -t 0.2 y; echo \"[$y]\"")).output.data).toBe("[]\n");
+    expect((await run(t.client, s, 'read -t 0.2 y; echo "[$y]"')).output.data).toBe("[]\n");
   });
 
   it("cancels a command (SIGINT, then TERM) and keeps the session and its state", async () => {
@@ -193,7 +199,11 @@ describe("shell sessions over the real daemon", () => {
 
   it("lets a background server outlive its command, lists it, and ends it with the session", async () => {
     const s = await open(t.client);
-    const started = await run(t.client, s, "/usr/bin/python3 -m http.server 0 --bind 127.0.0.1 >/dev/null 2>&1 & setsid sleep 1000 & echo started");
+    const started = await run(
+      t.client,
+      s,
+      "/usr/bin/python3 -m http.server 0 --bind 127.0.0.1 >/dev/null 2>&1 & setsid sleep 1000 & echo started",
+    );
     expect(started.job.state).toBe("succeeded");
     const { session } = await t.client.ok("session.status", { session: s });
     expect(session.state).toBe("idle");
@@ -206,7 +216,9 @@ describe("shell sessions over the real daemon", () => {
     expect(listed).toEqual(expect.arrayContaining([expect.stringContaining("http.server"), "sleep 1000"]));
     expect(session.processes.list.map((p: { pid: number }) => p.pid)).not.toContain(session.pid);
     expect((await run(t.client, s, "echo still here")).output.data).toBe("still here\n");
-    const pids = (await t.client.ok("session.status", { session: s })).session.processes.list.map((p: { pid: number }) => p.pid) as number[];
+    const pids = (await t.client.ok("session.status", { session: s })).session.processes.list.map(
+      (p: { pid: number }) => p.pid,
+    ) as number[];
     const closed = await t.client.ok("session.close", { session: s });
     expect(closed.session).toMatchObject({ state: "exited", ended: { reason: "closed by session.close" } });
     // The group goes at once; the one that left it (setsid) with the marker scan, within seconds.
@@ -242,7 +254,10 @@ describe("shell sessions over the real daemon", () => {
   });
 
   it("answers unknown sessions with not_found and bad commands with invalid_request", async () => {
-    expect((await t.client.call("session.status", { session: "s0000000000" })).error).toMatchObject({ code: "not_found", path: "/session" });
+    expect((await t.client.call("session.status", { session: "s0000000000" })).error).toMatchObject({
+      code: "not_found",
+      path: "/session",
+    });
     const s = await open(t.client);
     expect((await t.client.call("session.run", { session: s, command: "echo \u0000" })).error).toMatchObject({
       code: "invalid_request",
