@@ -249,10 +249,13 @@ export class Repl<M> extends EventEmitter {
       );
       const spec = driver.spawn({ scratch, hostJob, generation: number });
       // The marker goes last, over any value given: it is how the child's strays are found (reapMarked).
-      const child = new ReplChild({ ...spec, env: { ...spec.env, [JOB_MARKER]: hostJob } }, {
-        output: (stream, data) => this.onOutput(generation, watch, stream, data),
-        messages: (chunk) => decoder.push(chunk),
-      });
+      const child = new ReplChild(
+        { ...spec, env: { ...spec.env, [JOB_MARKER]: hostJob } },
+        {
+          output: (stream, data) => this.onOutput(generation, watch, stream, data),
+          messages: (chunk) => decoder.push(chunk),
+        },
+      );
       this.reservation?.setPid(child.pid);
       watch.begin(child);
       return child;

@@ -8,7 +8,6 @@ export function bashArgv(): string[] {
   return ["bash", "--noprofile", "--rcfile", DRIVER_RC, "--noediting", "-i"];
 }
 
-// biome-ignore lint/suspicious/noControlCharactersInRegex: the test is "all ASCII"
 const NON_ASCII = /[^\x00-\x7f]/;
 
 /**

@@ -3,7 +3,6 @@ const TAIL_BYTES = 1024;
 /** A last line as status shows it, at most. */
 const LINE_CHARS = 200;
 // Colour and cursor sequences, and carriage returns: what a terminal would not show as text.
-// biome-ignore lint/suspicious/noControlCharactersInRegex: escape sequences are what it removes
 const ESCAPES = /\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\r/g;
 
 /** The end of a command's output, for `lastLine` (a prompt such as `Password:`) and prompt detection. */
