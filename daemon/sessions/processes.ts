@@ -28,6 +28,12 @@ export function childrenOf(pid: number): number[] {
   return children;
 }
 
+/** The children of a single-threaded process (a shell): one read of its main thread's children file. */
+export function childrenOfShell(pid: number): number[] {
+  const text = quietly(() => readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8")) ?? "";
+  return text.split(" ").filter(Boolean).map(Number);
+}
+
 /** `roots` and their descendants, breadth first, at most MAX_PROCESSES. */
 export function treeOf(roots: number[]): number[] {
   const out: number[] = [];
@@ -56,7 +62,7 @@ export function stdinOf(pid: number): string | undefined {
  * comes with its descendants.
  */
 export function foregroundOf(shell: number, fifo: string, before: ReadonlySet<number>): number[] {
-  const fresh = childrenOf(shell).filter((pid) => !before.has(pid));
+  const fresh = childrenOfShell(shell).filter((pid) => !before.has(pid));
   const reading = fresh.filter((pid) => {
     const stdin = stdinOf(pid);
     return stdin === fifo || stdin?.startsWith("pipe:") === true;

@@ -7,7 +7,7 @@ import { type ChildBudget, type ChildExit, Repl, type ReplChild } from "../repl/
 import { bashArgv, controlLine, ttyNoise } from "./driver.js";
 import { InputWatch, waitsForInput } from "./input-watch.js";
 import { OutputTail } from "./output-tail.js";
-import { childrenOf, foregroundOf, signalEach } from "./processes.js";
+import { childrenOfShell, foregroundOf, signalEach } from "./processes.js";
 import { type SessionRecord, sessionRecords } from "./records.js";
 import { diedUnder, SessionStdin } from "./stdin.js";
 import { Transcript } from "./transcript.js";
@@ -161,7 +161,7 @@ export class ShellSession {
     const seq = ++this.seq;
     job.annotate({ session: this.id });
     this.stdin!.open();
-    this.before = new Set(childrenOf(child.pid!));
+    this.before = new Set(childrenOfShell(child.pid!));
     this.tail.reset();
     this.transcript.command(command);
     const fifo = this.stdin!.path;
