@@ -5,8 +5,8 @@
  * terminate → restart; a budget of live children. The faces (daemon/sessions, daemon/code) are
  * drivers of it.
  */
-export { Repl, type ReplEnd, type ReplOptions } from "./repl.js";
-export type { ChildStart, ReplDriver, ReplRequest, ReplState, RequestStopper } from "./types.js";
+export { Repl } from "./repl.js";
+export type { ChildStart, ReplDriver, ReplEnd, ReplOptions, ReplRequest, ReplState, RequestStopper } from "./types.js";
 export { ReplChild, type ChildExit, type ChildSpec, MESSAGES_FD, REQUESTS_FD } from "./child.js";
 export type { HostSpec } from "./host.js";
 export { ChildBudget, residentBytes, type BudgetOptions, type Reservation } from "./budget.js";

@@ -1,40 +1,15 @@
 import { EventEmitter } from "node:events";
-import type { Logger } from "pino";
 import { ActionError } from "../../protocol/errors.js";
 import type { Job } from "../jobs/job.js";
-import type { JobContext, JobManager, JobOutcome, StartJobOptions } from "../jobs/manager.js";
+import type { JobOutcome } from "../jobs/manager.js";
 import { JOB_MARKER } from "../process/index.js";
-import type { ChildBudget, Reservation } from "./budget.js";
+import type { Reservation } from "./budget.js";
 import { type ChildExit, ReplChild } from "./child.js";
 import { afterPendingOutput } from "./drain.js";
-import { Generation, type HostSpec } from "./host.js";
-import { RESTART_AFTER_KILL_MS, RunningRequest, TERM_AFTER_INTERRUPT_MS } from "./request.js";
+import { Generation } from "./host.js";
+import { Requests } from "./requests.js";
 import { StartWatch } from "./start-watch.js";
-import type { ReplDriver, ReplRequest, ReplState } from "./types.js";
-
-export interface ReplOptions<M> {
-  jobs: JobManager;
-  driver: ReplDriver<M>;
-  /** The host job of each generation (see Generation). */
-  host: HostSpec;
-  budget: ChildBudget;
-  log: Logger;
-  /** Names the child in errors: "session s0m…", "context c0m…". */
-  name: string;
-  /** A child that sent no ready message by then is killed and its start fails. */
-  readyTimeoutMs?: number;
-  /** Closed after this long idle; 0 or absent: never. */
-  idleTimeoutMs?: number;
-  termGraceMs?: number;
-  restartAfterKillMs?: number;
-}
-
-/** How the child's life ended, once it has: the daemon's reason, or its own exit. */
-export interface ReplEnd {
-  reason: string;
-  exitCode?: number;
-  signal?: string;
-}
+import type { ReplEnd, ReplOptions, ReplRequest, ReplState } from "./types.js";
 
 /**
  * A long-lived child driven one request at a time over its own channel (fd 3 in, fd 4 out); each
@@ -48,9 +23,7 @@ export class Repl<M> extends EventEmitter {
   generation = 0;
   ended: ReplEnd | undefined;
   private gen: Generation | undefined;
-  private current: RunningRequest<M> | undefined;
-  /** A request whose job waits in the manager's queue: it holds the repl as a running one does. */
-  private queued: Job | undefined;
+  private readonly requests: Requests<M>;
   private reservation: Reservation | undefined;
   private ready: Promise<void> = Promise.resolve();
   private idleTimer: NodeJS.Timeout | undefined;
@@ -58,6 +31,22 @@ export class Repl<M> extends EventEmitter {
 
   constructor(private readonly options: ReplOptions<M>) {
     super();
+    this.requests = new Requests<M>({
+      name: options.name,
+      jobs: options.jobs,
+      log: options.log,
+      stopper: options.driver.stopper,
+      timing: options,
+      state: () => this.state,
+      setState: (state) => {
+        if (state === "busy") clearTimeout(this.idleTimer);
+        this.setState(state);
+      },
+      generation: () => ({ gen: this.gen, ready: this.ready, number: this.generation }),
+      becomeIdle: () => this.becomeIdle(),
+      restart: (reason) => this.restart(reason),
+      bytesRead: () => this.bytesRead,
+    });
   }
 
   /** The current generation's child (its pid, its signals), once spawned. */
@@ -72,7 +61,7 @@ export class Repl<M> extends EventEmitter {
 
   /** The job of the running request (or the one queued to run next). */
   get runningJob(): string | undefined {
-    return this.current?.job.id ?? this.queued?.id;
+    return this.requests.runningJob;
   }
 
   /** Writes to the current generation's transcript (its host job's log). */
@@ -99,36 +88,12 @@ export class Repl<M> extends EventEmitter {
 
   /** Starts a request as a job (one at a time: `conflict` naming the running job, unless it is the same key). */
   request(request: ReplRequest<M>): Job {
-    const { jobs, name } = this.options;
     if (this.state === "exited" || this.state === "closed")
-      throw new ActionError("conflict", `${name} has ${this.state} (${this.ended?.reason ?? "no reason"}); it takes no more requests`);
-    const running = this.runningJob;
-    const options = this.jobOptions(request);
-    if (running !== undefined) {
-      // A retry with the running request's key gets that job (or the key's conflict), never a second run.
-      if (request.key !== undefined && jobs.get(running).record.key === request.key) return jobs.start(options);
       throw new ActionError(
         "conflict",
-        `${name} is running job ${running}; it takes one request at a time: wait for that job (jobs.wait) or cancel it (jobs.cancel)`,
-        { details: { job: running } },
+        `${this.options.name} has ${this.state} (${this.ended?.reason ?? "no reason"}); it takes no more requests`,
       );
-    }
-    let created: Job | undefined;
-    const onCreated = (job: Job): void => void (created ??= job);
-    jobs.on("job.created", onCreated);
-    let job: Job;
-    try {
-      job = jobs.start(options);
-    } finally {
-      jobs.off("job.created", onCreated);
-    }
-    if (job === created && !job.finished && this.current?.job.id !== job.id) {
-      this.queued = job;
-      job.once("end", () => {
-        if (this.queued === job) this.queued = undefined;
-      });
-    }
-    return job;
+    return this.requests.admit(request);
   }
 
   /** Kills the current generation and starts the next (its state is lost); requests wait for it. */
@@ -165,76 +130,6 @@ export class Repl<M> extends EventEmitter {
       child.terminate(graceMs);
       await Promise.race([child.exited, delay(graceMs + 1000)]);
     }
-  }
-
-  private jobOptions(request: ReplRequest<M>): StartJobOptions {
-    return {
-      kind: request.kind,
-      title: request.title,
-      params: request.params,
-      key: request.key,
-      timeoutMs: request.timeoutMs,
-      cwd: request.cwd,
-      run: (job) => this.runRequest(request, job),
-    };
-  }
-
-  private async runRequest(request: ReplRequest<M>, job: JobContext): Promise<JobOutcome> {
-    if (this.queued?.id === job.id) this.queued = undefined;
-    if (this.state === "restarting" || this.state === "starting") await this.ready.catch(() => {});
-    const gen = this.gen;
-    const child = gen?.child;
-    if (this.state !== "idle" || !gen || !child)
-      return { ok: false, error: { code: "conflict", message: `${this.options.name} has ${this.state}; the request did not run` } };
-    this.setState("busy");
-    clearTimeout(this.idleTimer);
-    const running = new RunningRequest(request, job, gen.number);
-    this.current = running;
-    job.setControl({
-      input: request.input ?? ((data, eof, timeoutMs) => child.input(data, eof, timeoutMs)),
-      kill: (signal) => this.stopRequest(running, child, signal),
-    });
-    let outcome: JobOutcome;
-    try {
-      request.send(child, job);
-      outcome = await running.ended;
-      await afterPendingOutput(() => this.bytesRead);
-      if (request.finish) outcome = await request.finish(outcome, job);
-    } catch (err) {
-      running.end({ ok: false });
-      outcome = { ok: false, error: { code: "internal", message: `${this.options.name}: ${(err as Error).message}` } };
-    } finally {
-      if (this.current === running) this.current = undefined;
-      if ((this.state as ReplState) === "busy") this.becomeIdle();
-    }
-    return outcome;
-  }
-
-  private stopRequest(running: RunningRequest<M>, child: ReplChild, signal: NodeJS.Signals): void {
-    const timing = {
-      termGraceMs: this.options.termGraceMs ?? TERM_AFTER_INTERRUPT_MS,
-      restartAfterMs: this.options.restartAfterKillMs ?? RESTART_AFTER_KILL_MS,
-    };
-    running.stop(signal, child, this.options.driver.stopper, timing, () => this.restartStuck(running, "did not stop after SIGKILL"));
-  }
-
-  /** A request that would not stop: it ends now, saying so, and a new generation replaces the child. */
-  private restartStuck(running: RunningRequest<M>, why: string): void {
-    if (running.done || this.state === "closed") return;
-    this.setState("restarting");
-    const next = this.generation + 1;
-    running.end(
-      running.request.restarted?.(next, running.job) ?? {
-        ok: false,
-        error: {
-          code: "unavailable",
-          message: `${this.options.name}: the request ${why}; the child was restarted (generation ${next}) and its state is lost`,
-        },
-      },
-    );
-    void this.restart(`request ${running.job.id} ${why}`).catch((err: unknown) =>
-      this.options.log.warn({ err, name: this.options.name }, "restart failed"),
-    );
   }
 
   private startGeneration(): Promise<void> {
@@ -275,7 +170,7 @@ export class Repl<M> extends EventEmitter {
   private onOutput(gen: Generation, watch: StartWatch, stream: "stdout" | "stderr", data: Buffer): void {
     this.bytesRead += data.length;
     if (!watch.isReady) return watch.noteOutput(data);
-    const running = this.current;
+    const running = this.requests.current;
     if (gen === this.gen && running && running.generation === gen.number) {
       const bytes = running.request.filter ? running.request.filter(stream, data) : data;
       if (!bytes.length) return;
@@ -291,7 +186,7 @@ export class Repl<M> extends EventEmitter {
       else this.onProtocolError(gen, watch, new Error(`the first message was not the ready message: ${JSON.stringify(message)}`));
       return;
     }
-    const running = this.current;
+    const running = this.requests.current;
     if (!running || running.done) return void this.emit("message", message);
     try {
       const outcome = running.request.message(message, running.job);
@@ -314,14 +209,14 @@ export class Repl<M> extends EventEmitter {
     watch.exited(exit);
     await afterPendingOutput(() => this.bytesRead);
     if (gen !== this.gen) return;
-    const running = this.current;
-    if (running && running.stopping !== "no" && this.state === "busy") return this.restartStuck(running, "was killed with the child");
+    const running = this.requests.current;
+    if (running && running.stopping !== "no" && this.state === "busy")
+      return this.requests.restartStuck(running, "was killed with the child");
     const verdict = running && !running.done ? running.request.exited?.(exit, running.job) : undefined;
     if (running && verdict && "restart" in verdict && this.state === "busy") {
       this.setState("restarting");
       running.end(verdict.outcome);
-      void this.restart(verdict.restart).catch((err: unknown) => this.options.log.warn({ err, name: this.options.name }, "restart failed"));
-      return;
+      return this.requests.replace(verdict.restart);
     }
     if (this.state !== "closed" && this.state !== "exited" && this.state !== "restarting") {
       const why = exit.exitCode !== undefined ? `exit ${exit.exitCode}` : (exit.error ?? `killed by ${exit.signal}`);

@@ -1,5 +1,8 @@
+import type { Logger } from "pino";
 import type { JobControl } from "../jobs/job.js";
-import type { JobContext, JobOutcome } from "../jobs/manager.js";
+import type { JobContext, JobManager, JobOutcome } from "../jobs/manager.js";
+import type { ChildBudget } from "./budget.js";
+import type { HostSpec } from "./host.js";
 import type { ChildExit, ChildSpec, ReplChild } from "./child.js";
 import type { DecoderFactory } from "./records.js";
 
@@ -70,4 +73,28 @@ export interface ReplRequest<M> {
   output?(stream: "stdout" | "stderr", data: Buffer): void;
   /** Runs once the request's output is all in its log, before its job ends; may change the outcome. */
   finish?(outcome: JobOutcome, job: JobContext): JobOutcome | Promise<JobOutcome>;
+}
+
+export interface ReplOptions<M> {
+  jobs: JobManager;
+  driver: ReplDriver<M>;
+  /** The host job of each generation (see Generation). */
+  host: HostSpec;
+  budget: ChildBudget;
+  log: Logger;
+  /** Names the child in errors: "session s0m…", "context c0m…". */
+  name: string;
+  /** A child that sent no ready message by then is killed and its start fails. */
+  readyTimeoutMs?: number;
+  /** Closed after this long idle; 0 or absent: never. */
+  idleTimeoutMs?: number;
+  termGraceMs?: number;
+  restartAfterKillMs?: number;
+}
+
+/** How the child's life ended, once it has: the daemon's reason, or its own exit. */
+export interface ReplEnd {
+  reason: string;
+  exitCode?: number;
+  signal?: string;
 }
