@@ -1,9 +1,10 @@
-import type { JobStatus } from "../protocol/common.js";
 import type { ActionName, ParamsFor, ResultFor } from "../protocol/index.js";
 import type { Job } from "./job.js";
 
 /** A session's status as the daemon reports it (session.open, session.status). */
 export type SessionStatus = ResultFor<"session.status">["session"];
+/** A session command's job status: a job's, with `session`, `awaitingInput`, `lastLine`, `shellReplaced`. */
+export type SessionJobStatus = ResultFor<"session.run">["job"];
 
 /** The one thing a Session needs from its client. */
 export interface SessionHost {
@@ -14,7 +15,7 @@ export interface SessionHost {
 /** What `run` resolves with: the command's job, its status and exit code, and its output when it ended or waits for input. */
 export interface SessionRunResult {
   job: Job;
-  status: JobStatus;
+  status: SessionJobStatus;
   /** The command's own exit code, once it ended. */
   exitCode?: number;
   /** The output (both streams, interleaved); when long, its head and tail with `omittedBytes` left out between. */
@@ -52,10 +53,9 @@ export class Session {
       session: this.id,
       command,
     });
-    const extra = job as JobStatus & { awaitingInput?: boolean; lastLine?: string };
-    const result: SessionRunResult = { job: this.host.job(job.id), status: job, awaitingInput: extra.awaitingInput === true };
+    const result: SessionRunResult = { job: this.host.job(job.id), status: job, awaitingInput: job.awaitingInput === true };
     if (job.exitCode !== undefined) result.exitCode = job.exitCode;
-    if (extra.lastLine !== undefined) result.lastLine = extra.lastLine;
+    if (job.lastLine !== undefined) result.lastLine = job.lastLine;
     if (output) {
       result.output = Buffer.from(output.data, output.encoding === "base64" ? "base64" : "utf8");
       result.omittedBytes = output.omittedBytes;

@@ -8,6 +8,6 @@ export default entry(sessionRun, async (params, { services }) => {
   if (!params.wait) return { job: job.status() };
   // jobs.wait also returns when the command starts waiting for input: the agent sees the prompt now.
   const { job: status } = await services.jobs.wait(job.id, params.wait);
-  const showOutput = job.finished || (status as { awaitingInput?: boolean }).awaitingInput === true;
+  const showOutput = job.finished || (status as { awaitingInput?: true }).awaitingInput === true;
   return showOutput && job.log ? { job: status, output: inlineOutput(job.log) } : { job: status };
 });

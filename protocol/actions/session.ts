@@ -1,7 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { defineAction } from "../define.js";
-import { AbsolutePath, EnvMap, JobDeadline, JobId, JobStartOptions } from "../common.js";
-import { ProcessStartResult } from "./shell.js";
+import { AbsolutePath, EnvMap, InlineOutput, JobDeadline, JobId, JobStartOptions, JobStatus } from "../common.js";
 
 export const SessionId = Type.String({ pattern: "^s[0-9a-z]{6,40}$", description: "A session id, e.g. s0mx2c6b7x0004r4p2" });
 
@@ -39,6 +38,19 @@ export const SessionStatus = Type.Object({
 });
 
 const SessionReply = Type.Object({ session: SessionStatus });
+
+/** A session command's job status: a job's, and what a session adds to it. */
+export const SessionJobStatus = Type.Composite([
+  JobStatus,
+  Type.Object({
+    session: Type.Optional(Type.String({ description: "the session the command ran in" })),
+    awaitingInput: Type.Optional(Type.Literal(true, { description: "the command is blocked reading its stdin: answer with jobs.input" })),
+    lastLine: Type.Optional(Type.String({ description: "while awaiting input: the last line it printed (the prompt)" })),
+    shellReplaced: Type.Optional(
+      Type.Literal(true, { description: "bash exited under the command; a new shell with its saved state replaced it" }),
+    ),
+  }),
+]);
 
 /** A command: bash text, no NUL (bash cannot hold one). */
 const Command = Type.String({ minLength: 1, maxLength: 131072, pattern: "^[^\\u0000]*$" });
@@ -84,7 +96,7 @@ export const sessionRun = defineAction({
   summary:
     "Run a command in a session's shell as a job of its own (its output, its exit code); returns early when the command waits for input.",
   params: Type.Object({ session: SessionId, command: Command, ...JobDeadline, ...JobStartOptions }, { additionalProperties: false }),
-  result: ProcessStartResult,
+  result: Type.Object({ job: SessionJobStatus, output: Type.Optional(InlineOutput) }),
 });
 
 export const sessionStatus = defineAction({

@@ -1240,6 +1240,42 @@ class SessionRunParams(_SessionRunParamsRequired, total=False):
     wait: int
 
 
+class _SessionRunResultJobRequired(TypedDict):
+    id: str
+    kind: str
+    title: str
+    state: Literal["queued", "running", "succeeded", "failed", "cancelled", "timed_out", "lost"]
+    createdAt: str
+    outputBytes: int
+
+
+class SessionRunResultJob(_SessionRunResultJobRequired, total=False):
+    exitCode: int
+    signal: str
+    startedAt: str
+    endedAt: str
+    progress: JobStatusProgress
+    omittedBytes: int
+    error: WireError
+    result: dict[str, Any]
+    key: str
+    cwd: str
+    pid: int
+    processes: JobStatusProcesses
+    session: str
+    awaitingInput: Literal[True]
+    lastLine: str
+    shellReplaced: Literal[True]
+
+
+class _SessionRunResultRequired(TypedDict):
+    job: SessionRunResultJob
+
+
+class SessionRunResult(_SessionRunResultRequired, total=False):
+    output: ShellResultOutput
+
+
 class SessionStatusParams(TypedDict):
     session: str
 
@@ -1279,7 +1315,6 @@ PortsListParams = NoParams
 PreviewOpenResult = PreviewOpenResult1 | TerminalOpenResult2
 DesktopOpenParams = ConsoleOpenParams
 DesktopOpenResult = DesktopOpenResult1 | TerminalOpenResult2
-SessionRunResult = ShellResult
 SessionListParams = NoParams
 SessionCloseParams = SessionStatusParams
 SessionCloseResult = SessionStatusResult

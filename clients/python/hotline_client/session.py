@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from ._params import params as _params
 from .job import Job
-from .protocol import JobStatus, SessionOpenResultSession
+from .protocol import SessionOpenResultSession, SessionRunResultJob
 
 if TYPE_CHECKING:
     from .client import HotlineClient
@@ -26,7 +26,7 @@ class SessionRun:
     it ended or waits for input (then `awaiting_input` and `last_line`, the prompt)."""
 
     job: Job
-    status: JobStatus
+    status: SessionRunResultJob
     exit_code: int | None = None
     output: bytes | None = None
     omitted_bytes: int = 0
@@ -48,14 +48,13 @@ class Session:
     async def run(self, command: str, *, timeout_ms: int | None = None, key: str | None = None, wait: int = MAX_WAIT_MS) -> SessionRun:
         """Runs a command; returns when it ended, when it waits for input, or when `wait` (ms) passed."""
         reply = await self._client._send("session.run", _params(session=self.id, command=command, timeoutMs=timeout_ms, key=key, wait=wait))
-        status: JobStatus = reply["job"]
-        extra = cast(dict[str, Any], status)
+        status: SessionRunResultJob = reply["job"]
         run = SessionRun(
             job=self._client.job(status["id"]),
             status=status,
             exit_code=status.get("exitCode"),
-            awaiting_input=extra.get("awaitingInput") is True,
-            last_line=extra.get("lastLine"),
+            awaiting_input=status.get("awaitingInput") is True,
+            last_line=status.get("lastLine"),
         )
         output = reply.get("output")
         if output is not None:

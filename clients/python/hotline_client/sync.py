@@ -21,7 +21,7 @@ from .files import Files
 from .follow import FollowStream, Stream
 from .frames import FollowEvent
 from .job import Job, Signal
-from .protocol import JobsCancelResult, JobStatus, PrepareResultEnvironment, SyncActionRequests
+from .protocol import JobsCancelResult, JobStatus, PrepareResultEnvironment, SessionRunResultJob, SyncActionRequests
 from .session import Session, SessionRun, SessionStatus
 from .tasks import Tasks, Terminal
 
@@ -163,7 +163,7 @@ class SyncTerminal:
 @dataclass
 class SyncSessionRun:
     job: SyncJob
-    status: JobStatus
+    status: SessionRunResultJob
     exit_code: int | None
     output: bytes | None
     omitted_bytes: int
