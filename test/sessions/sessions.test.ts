@@ -136,6 +136,18 @@ describe("shell sessions over the real daemon", () => {
     expect((await run(t.client, s, "echo after")).output.data).toBe("after\n");
   });
 
+  it("runs multi-line commands, heredocs, non-ASCII text and a command of 128 KiB exactly as given", async () => {
+    const s = await open(t.client);
+    const heredoc = await run(t.client, s, "f() {\n  echo \"in $1\"\n}\nf one\ncat <<'EOF'\n$HOME stays literal\nline 2\nEOF");
+    expect(heredoc.output.data).toBe("in one\n$HOME stays literal\nline 2\n");
+    const text = "é 日本 🙂 Ω";
+    expect((await run(t.client, s, `x='${text}'; echo "$x"`)).output.data).toBe(`${text}\n`);
+    const long = "y".repeat(131072 - 20);
+    const big = await run(t.client, s, `v=${long}; echo \${#v}`);
+    expect(big.output.data).toBe(`${long.length}\n`);
+    expect((await run(t.client, s, "echo $LC_ALL-unset")).output.data).toBe(`${process.env.LC_ALL ?? ""}-unset\n`);
+  });
+
   it("reports a command blocked on its stdin as awaiting input, and jobs.input completes it", async () => {
     const s = await open(t.client, { inputWaitMs: 300 });
     const started = await run(t.client, s, 'printf "Name? "; read x; echo "got $x"');
