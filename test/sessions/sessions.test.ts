@@ -165,6 +165,15 @@ describe("shell sessions over the real daemon", () => {
     await t.client.ok("jobs.input", { job: cat.job.id, data: "a\n", eof: true });
     expect((await t.client.ok("jobs.wait", { job: cat.job.id, timeoutMs: WAIT })).job.state).toBe("succeeded");
     expect((await outputOf(t.client, cat.job.id)).toString()).toBe("a\nend\n");
+    // An event loop's prompt (node's readline, as npx asks "Ok to proceed?") is seen too.
+    const asked = await run(
+      t.client,
+      s,
+      `${process.execPath} -e 'require("readline").createInterface({input: process.stdin, output: process.stdout}).question("Ok to proceed? (y) ", (a) => { console.log("got", a); process.exit(0); })'`,
+    );
+    expect(asked.job).toMatchObject({ awaitingInput: true, lastLine: "Ok to proceed? (y)" });
+    await t.client.ok("jobs.input", { job: asked.job.id, data: "y\n" });
+    expect((await t.client.ok("jobs.wait", { job: asked.job.id, timeoutMs: WAIT })).job.state).toBe("succeeded");
     // Input a command did not read never reaches the next one.
     expect((await run(t.client, s, 'read -t 0.2 y; echo "[$y]"')).output.data).toBe("[]\n");
   });
