@@ -83,6 +83,7 @@ export class Repl<M> extends EventEmitter {
       this.finish({ reason: (err as Error).message }, "closed");
       throw err;
     }
+    if (this.closedWhileStarting()) return;
     this.becomeIdle();
   }
 
@@ -110,13 +111,24 @@ export class Repl<M> extends EventEmitter {
       old.child.signalGroup("SIGKILL");
       await Promise.race([old.child.exited, delay(2000)]);
     }
+    if ((this.state as ReplState) === "closed") return;
     try {
       await (this.ready = this.startGeneration());
     } catch (err) {
       this.finish({ reason: (err as Error).message }, "exited");
       throw err;
     }
+    if (this.closedWhileStarting()) return;
     this.becomeIdle();
+  }
+
+  /** A close that came while a generation started (its host job may have waited in the manager's queue) ends that generation too. */
+  private closedWhileStarting(): boolean {
+    if (this.state !== "closed") return false;
+    const gen = this.gen;
+    gen?.end({ why: "closed", message: this.ended?.reason ?? "closed" });
+    if (gen?.child && !gen.child.hasExited) gen.child.terminate(1000);
+    return true;
   }
 
   /** Ends the child (EOF on its inputs, SIGTERM, SIGKILL after `graceMs`) and frees its place in the budget. */

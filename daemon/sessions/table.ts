@@ -111,14 +111,18 @@ export class SessionTable {
       },
       { jobs, budget: this.budget, log },
     );
+    const gone = (end: { reason: string; exitCode?: number }): void => {
+      if (this.open.get(id) === session) this.open.delete(id);
+      this.keepGone({ id, state: "exited", cwd: session.cwd, createdAt: session.settings.createdAt, ended: end });
+    };
     await session.start();
     this.gone.delete(id);
-    this.open.set(id, session);
-    session.repl.once("ended", (end: { reason: string; exitCode?: number }) => {
-      if (this.open.get(id) !== session) return;
-      this.open.delete(id);
-      this.keepGone({ id, state: "exited", cwd: session.cwd, createdAt: session.settings.createdAt, ended: end });
-    });
+    // Closed while it started (the daemon stopping): known as ended, never left among the open ones.
+    if (session.repl.ended) gone(session.repl.ended);
+    else {
+      this.open.set(id, session);
+      session.repl.once("ended", gone);
+    }
     return { session, resumed };
   }
 
