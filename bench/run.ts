@@ -12,6 +12,7 @@ import { sshBenchmarks } from "./ssh.js";
 import { previewBenchmarks } from "./preview.js";
 import { startupBenchmarks } from "./startup.js";
 import { metricsBenchmarks } from "./metrics.js";
+import { sessionsBenchmarks } from "./sessions.js";
 
 /** `npm run bench`: every benchmark, then one table of medians and ratios. */
 async function main(): Promise<void> {
@@ -31,6 +32,7 @@ async function main(): Promise<void> {
     ["desktop", () => desktopBenchmarks()],
     ["startup", () => startupBenchmarks()],
     ["metrics", () => metricsBenchmarks()],
+    ["sessions", () => sessionsBenchmarks()],
   ];
   const only = process.argv[2];
   for (const [name, run] of suites) {

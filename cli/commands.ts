@@ -11,6 +11,7 @@ import { sshCommands } from "./commands/ssh.js";
 import { previewCommands } from "./commands/preview.js";
 import { desktopCommands } from "./commands/desktop.js";
 import { topCommands } from "./commands/top.js";
+import { sessionCommands } from "./commands/session.js";
 import type { Command } from "./command.js";
 
 export type { Command, CommandContext } from "./command.js";
@@ -30,4 +31,5 @@ export const COMMANDS: Record<string, Command> = {
   ...previewCommands,
   ...desktopCommands,
   ...topCommands,
+  ...sessionCommands,
 };

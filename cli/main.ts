@@ -42,6 +42,9 @@ const USAGE = `hotline — the in-sandbox agent daemon and its CLI
   hotline preview PORT [--ttl 15m]            print a short-lived link to the server on PORT (proxied by the daemon)
   hotline screenshot -o FILE [--max-width N] [--max-height N] [--format png|jpeg] [--quality Q]   a screenshot of the desktop
   hotline desktop                             print a short-lived browser link to the desktop (noVNC)
+  hotline session open [--cwd D] [--input-wait 3s] [--idle 30m] [--resume S]   a persistent bash session: prints its id
+  hotline session run S [--timeout T] -- CMD…   run a command in it (cd, variables carry), exit with its code
+  hotline session status S|list|close S       a session's state, cwd and background processes; end it
   hotline send '<json>'                       send one raw action, print the reply
   hotline schema [ACTION|NAME]                the published JSON Schemas: index, an action's request/params/result
   hotline mcp [--url U --token-file F]         an MCP server on stdio for a coding agent (README: MCP)
@@ -135,6 +138,9 @@ async function main(argv: string[]): Promise<number> {
       "max-width": { type: "string" },
       "max-height": { type: "string" },
       quality: { type: "string" },
+      "input-wait": { type: "string" },
+      idle: { type: "string" },
+      resume: { type: "string" },
     },
     allowPositionals: true,
     strict: false,

@@ -7,6 +7,7 @@ import { HotlineError } from "./errors.js";
 import type { FollowStream, ReconnectPolicy } from "./follow.js";
 import { IdleConnections } from "./idle-connections.js";
 import { Job } from "./job.js";
+import { Session } from "./session.js";
 
 /**
  * Where the daemon is. Nothing (or only directories): the local daemon, found like the CLI finds
@@ -112,6 +113,17 @@ export class HotlineClient {
    */
   metrics(options: ParamsFor<"state.metrics"> = {}): Promise<ResultFor<"state.metrics">> {
     return this.request("state.metrics", options);
+  }
+
+  /**
+   * A shell session: opens one (session.open: `cwd`, `env`, `inputWaitMs`, `idleTimeoutMs`, or
+   * `resume` a lost one), or with `id` attaches to an existing one (session.status).
+   */
+  async session(options: ParamsFor<"session.open"> & { id?: string } = {}): Promise<Session> {
+    const { id, ...open } = options;
+    if (id !== undefined) return new Session(this, id, (await this.request("session.status", { session: id })).session);
+    const { session } = await this.request("session.open", open);
+    return new Session(this, session.id, session);
   }
 
   /** A handle on an existing job (no request is sent). */

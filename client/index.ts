@@ -4,6 +4,7 @@
  */
 export { connect, HotlineClient, type ConnectOptions, type ShellResult } from "./client.js";
 export { Job } from "./job.js";
+export { Session, type SessionJobStatus, type SessionRunResult, type SessionStatus } from "./session.js";
 export { FollowStream, type FollowOptions, type ReconnectPolicy } from "./follow.js";
 export { HotlineError } from "./errors.js";
 export type { FollowEvent, OutputChunk } from "./frames.js";

@@ -40,6 +40,7 @@ import { Health, readinessChecks } from "./server/health.js";
 import { TokenFileWatch } from "./tokens/file-watch.js";
 import { countCalls, createMetrics } from "./metrics/index.js";
 import { metricsRoute } from "./metrics-route.js";
+import { SessionTable } from "./sessions/index.js";
 
 /** Shutdown ends within this, whatever a job, a client or the log does; past it the daemon exits 1. */
 const SHUTDOWN_DEADLINE_MS = 10_000;
@@ -149,9 +150,17 @@ export async function startDaemon(launch: Launch): Promise<void> {
     previews: preview.links,
     desktop: new Desktop(config.display, vnc),
     metrics,
+    sessions: new SessionTable({ jobs, resolver: prepare.preparer.environments, baseEnv, log }),
   };
+  services.sessions.restore(); // sessions an earlier daemon left open are lost now
   const cdp = new CdpRelay(tokens, services.desktop.browser, config.allowedOrigins, log);
-  const dispatcher = new Dispatcher(ACTIONS, Object.values(HANDLERS), services, await loadRequestValidators(ACTIONS), metrics.counters.request);
+  const dispatcher = new Dispatcher(
+    ACTIONS,
+    Object.values(HANDLERS),
+    services,
+    await loadRequestValidators(ACTIONS),
+    metrics.counters.request,
+  );
   let url = "";
   const health = new Health(
     readinessChecks({ stateDir: config.stateDir, tokens, ssh: config.ssh === "on" ? services.ssh : undefined, display: config.display }),
@@ -232,6 +241,7 @@ export async function startDaemon(launch: Launch): Promise<void> {
         },
       ],
       ["jobs", () => jobs.shutdown()],
+      ["sessions", () => services.sessions.shutdown()],
       ["tokens", () => tokens.flush()],
       ["desktop", () => services.desktop.close()],
     ] as const) {

@@ -31,6 +31,7 @@ import { portsList, portsWait } from "./actions/ports.js";
 import { previewOpen } from "./actions/preview.js";
 import { browserOpen, desktopAct, desktopOpen, desktopScreenshot } from "./actions/desktop.js";
 import { stateMetrics } from "./actions/state-metrics.js";
+import { sessionClose, sessionList, sessionOpen, sessionRun, sessionStatus } from "./actions/session.js";
 
 export * from "./common.js";
 export * from "./errors.js";
@@ -92,6 +93,11 @@ export const ACTIONS = [
   browserOpen,
   desktopOpen,
   stateMetrics,
+  sessionOpen,
+  sessionRun,
+  sessionStatus,
+  sessionList,
+  sessionClose,
 ];
 
 /** One entry of ACTIONS, with its literal name and its own params and result schemas. */

@@ -73,6 +73,9 @@ if (!process.env.HOTLINE_BUILD_COMMIT)
 const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
 writeFileSync(join(root, "dist/build-info.json"), `${JSON.stringify({ version, commit })}\n`);
 
+// The shell sessions' bash driver is data the daemon ships beside its module (daemon/sessions/driver.ts).
+copyFileSync(join(root, "daemon/sessions/driver.bash"), join(root, "dist/daemon/sessions/driver.bash"));
+
 // schemas/ is rebuilt from nothing, so a schema of a removed action cannot linger.
 const { publishedSchemas } = await import(join(root, "dist/protocol/json-schema.js"));
 const schemaDir = join(root, "schemas");

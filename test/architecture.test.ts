@@ -144,6 +144,20 @@ const FORBIDDEN: Record<string, string[]> = {
     "daemon/tokens/",
     "daemon/main",
   ],
+  // The long-lived child behind sessions and code contexts: jobs, process control and util; never its faces or anything above.
+  "daemon/repl/": [
+    ...DOMAIN_AND_ABOVE,
+    "daemon/sessions/",
+    "daemon/code/",
+    "daemon/environment/",
+    "daemon/runners/",
+    "daemon/tokens/",
+    "daemon/fs/",
+    "daemon/web/",
+    "daemon/config",
+  ],
+  // Shell sessions: a face of daemon/repl, with the job environment; never the actions or anything above them.
+  "daemon/sessions/": [...DOMAIN_AND_ABOVE, "daemon/code/", "daemon/runners/", "daemon/tokens/", "daemon/fs/", "daemon/web/"],
   "client/": ["daemon/", "cli/", "bench/", "test/"],
   // The MCP server is a client of the daemon like any program: the typed client and the protocol only.
   "mcp/": ["daemon/", "cli/", "bench/", "test/"],

@@ -19,6 +19,7 @@ import type { TokenStore } from "../tokens/store.js";
 import type { SshAccess } from "../ssh/access.js";
 import type { Workspace } from "../workspace/workspace.js";
 import type { EventLoopReport } from "../watchdog/loop-watch.js";
+import type { SessionTable } from "../sessions/index.js";
 
 /**
  * What the link actions need of the browser pages' links (daemon/web/links.ts's PageLinks, which
@@ -73,6 +74,8 @@ export interface Services {
   desktop: Desktop;
   /** state.metrics: the sandbox's samples (daemon/metrics, which main.ts hands in). */
   metrics: { reply(sinceMs?: number, limit?: number): ResultOf<typeof stateMetrics> };
+  /** session.*: the shell sessions (daemon/sessions). */
+  sessions: SessionTable;
 }
 
 /** The per-connection state a handler can touch. */

@@ -57,6 +57,11 @@ import desktopAct from "./desktop-act.js";
 import browserOpen from "./browser-open.js";
 import desktopOpen from "./desktop-open.js";
 import stateMetrics from "./state-metrics.js";
+import sessionOpen from "./session-open.js";
+import sessionRun from "./session-run.js";
+import sessionStatus from "./session-status.js";
+import sessionList from "./session-list.js";
+import sessionClose from "./session-close.js";
 
 /**
  * Every handler, by the name of its action. The type makes an action without a handler (or a key
@@ -120,4 +125,9 @@ export const HANDLERS: Readonly<Record<ActionName, ActionEntry>> = {
   "browser.open": browserOpen,
   "desktop.open": desktopOpen,
   "state.metrics": stateMetrics,
+  "session.open": sessionOpen,
+  "session.run": sessionRun,
+  "session.status": sessionStatus,
+  "session.list": sessionList,
+  "session.close": sessionClose,
 };

@@ -20,6 +20,27 @@ export interface JobControl {
   resume?(): void;
 }
 
+/** What annotate leaves alone: the fields the job's life and identity are made of. */
+const RESERVED_FIELDS = new Set([
+  "id",
+  "kind",
+  "title",
+  "state",
+  "createdAt",
+  "startedAt",
+  "endedAt",
+  "exitCode",
+  "signal",
+  "outputBytes",
+  "omittedBytes",
+  "error",
+  "result",
+  "key",
+  "pid",
+  "paramsHash",
+  "progress",
+]);
+
 /** The persisted shape of a job (job.json): its status plus what idempotency needs. */
 export interface JobRecord extends JobStatus {
   paramsHash?: string;
@@ -114,6 +135,21 @@ export class Job extends EventEmitter {
   /** Its usage: final once it ended, else the latest sample; undefined for a job without processes. */
   get usage(): JobUsage | undefined {
     return this.#record.usage ?? this.#liveUsage;
+  }
+
+  /**
+   * Fields a running job's runner adds to its status (a session command's `session` and `cwd`,
+   * `awaitingInput` and `lastLine`); never the fields the job's life is made of. An annotation that
+   * sets `awaitingInput` emits "awaiting", which ends waits for the job (jobs.wait) early.
+   */
+  annotate(fields: Record<string, unknown>): void {
+    if (this.finished) return;
+    for (const [name, value] of Object.entries(fields)) {
+      if (RESERVED_FIELDS.has(name)) continue;
+      if (value === undefined) delete (this.#record as unknown as Record<string, unknown>)[name];
+      else (this.#record as unknown as Record<string, unknown>)[name] = value;
+    }
+    if (fields.awaitingInput === true) this.emit("awaiting");
   }
 
   setProgress(progress: Progress): void {

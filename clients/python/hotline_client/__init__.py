@@ -22,6 +22,7 @@ from .follow import FollowStream, ReconnectPolicy
 from .frames import FileData, FollowEvent, OutputChunk
 from .job import Job
 from .protocol import ActionName, ErrorCode, JobStatus, WireError
+from .session import Session, SessionRun
 
 __all__ = [
     "ActionName",
@@ -40,6 +41,8 @@ __all__ = [
     "OutputChunk",
     "PrepareRun",
     "ReconnectPolicy",
+    "Session",
+    "SessionRun",
     "ShellRun",
     "WireError",
     "connect",

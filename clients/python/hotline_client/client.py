@@ -16,6 +16,7 @@ from .files import Files
 from .follow import FollowStream, ReconnectPolicy
 from .job import Job
 from .protocol import ActionRequests, JobStatus, PrepareResultEnvironment, StateMetricsResult
+from .session import Session
 from .tasks import Tasks, Terminal
 
 # Idle follow connections kept for the next follow (opening one costs an upgrade with auth).
@@ -154,6 +155,31 @@ class HotlineClient(ActionRequests):
         its status's `usage`."""
         result: StateMetricsResult = await self._send("state.metrics", _params(sinceMs=since_ms, limit=limit))
         return result
+
+    async def session(
+        self,
+        *,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        input_wait_ms: int | None = None,
+        idle_timeout_ms: int | None = None,
+        resume: str | None = None,
+        id: str | None = None,
+    ) -> Session:
+        """A shell session: opens one (session.open), resumes a lost one (`resume`), or with `id`
+        attaches to an existing one (session.status)."""
+        if id is not None:
+            reply = await self._send("session.status", {"session": id})
+            return Session(self, reply["session"])
+        params = _params(
+            cwd=cwd,
+            env=dict(env) if env is not None else None,
+            inputWaitMs=input_wait_ms,
+            idleTimeoutMs=idle_timeout_ms,
+            resume=resume,
+        )
+        reply = await self._send("session.open", params)
+        return Session(self, reply["session"])
 
     def job(self, job_id: str) -> Job:
         """A handle on an existing job (no request is sent)."""

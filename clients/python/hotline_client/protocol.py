@@ -8,7 +8,7 @@ PROTOCOL_VERSION = 1
 
 ErrorCode = Literal["bad_json", "invalid_request", "unknown_action", "unauthorized", "forbidden", "not_found", "conflict", "limit_exceeded", "unavailable", "internal"]
 
-ActionName = Literal["state.info", "state.guide", "state.catalog", "shell", "files.download", "files.extract", "files.run", "jobs.list", "jobs.status", "jobs.output", "jobs.follow", "jobs.unfollow", "jobs.wait", "jobs.input", "jobs.resize", "jobs.cancel", "tokens.create", "tokens.list", "tokens.revoke", "repos.add", "repos.list", "repos.snapshot", "repos.bundle", "tasks.create", "tasks.list", "tasks.commit", "tasks.run", "tasks.merge", "tasks.remove", "secrets.write", "prepare", "cache.list", "cache.prune", "files.read", "files.write", "files.edit", "files.list", "files.stat", "files.mkdir", "files.move", "files.remove", "files.search", "files.watch", "files.unwatch", "terminal.open", "console.open", "jobs.watch", "jobs.unwatch", "ssh.open", "ports.list", "ports.wait", "preview.open", "desktop.screenshot", "desktop.act", "browser.open", "desktop.open", "state.metrics"]
+ActionName = Literal["state.info", "state.guide", "state.catalog", "shell", "files.download", "files.extract", "files.run", "jobs.list", "jobs.status", "jobs.output", "jobs.follow", "jobs.unfollow", "jobs.wait", "jobs.input", "jobs.resize", "jobs.cancel", "tokens.create", "tokens.list", "tokens.revoke", "repos.add", "repos.list", "repos.snapshot", "repos.bundle", "tasks.create", "tasks.list", "tasks.commit", "tasks.run", "tasks.merge", "tasks.remove", "secrets.write", "prepare", "cache.list", "cache.prune", "files.read", "files.write", "files.edit", "files.list", "files.stat", "files.mkdir", "files.move", "files.remove", "files.search", "files.watch", "files.unwatch", "terminal.open", "console.open", "jobs.watch", "jobs.unwatch", "ssh.open", "ports.list", "ports.wait", "preview.open", "desktop.screenshot", "desktop.act", "browser.open", "desktop.open", "state.metrics", "session.open", "session.run", "session.status", "session.list", "session.close"]
 
 
 class _WireErrorRequired(TypedDict):
@@ -1270,6 +1270,114 @@ class StateMetricsResult(TypedDict):
     more: bool
 
 
+class SessionOpenParams(TypedDict, total=False):
+    cwd: str
+    env: dict[str, str]
+    inputWaitMs: int
+    idleTimeoutMs: int
+    resume: str
+
+
+class _SessionOpenResultSessionEndedRequired(TypedDict):
+    reason: str
+
+
+class SessionOpenResultSessionEnded(_SessionOpenResultSessionEndedRequired, total=False):
+    """why an exited or lost session ended"""
+    exitCode: int
+
+
+class _SessionOpenResultSessionRequired(TypedDict):
+    id: str
+    state: Literal["idle", "running", "awaiting_input", "exited", "lost"]
+    cwd: str
+    createdAt: str
+
+
+class SessionOpenResultSession(_SessionOpenResultSessionRequired, total=False):
+    job: str
+    shellJob: str
+    pid: int
+    generation: int
+    inputWaitMs: int
+    idleTimeoutMs: int
+    ended: SessionOpenResultSessionEnded
+    processes: JobStatusProcesses
+
+
+class SessionOpenResultResumed(TypedDict):
+    cwd: str
+    lost: list[str]
+
+
+class _SessionOpenResultRequired(TypedDict):
+    session: SessionOpenResultSession
+
+
+class SessionOpenResult(_SessionOpenResultRequired, total=False):
+    resumed: SessionOpenResultResumed
+
+
+class _SessionRunParamsRequired(TypedDict):
+    session: str
+    command: str
+
+
+class SessionRunParams(_SessionRunParamsRequired, total=False):
+    timeoutMs: int
+    key: str
+    wait: int
+
+
+class _SessionRunResultJobRequired(TypedDict):
+    id: str
+    kind: str
+    title: str
+    state: Literal["queued", "running", "succeeded", "failed", "cancelled", "timed_out", "lost"]
+    createdAt: str
+    outputBytes: int
+
+
+class SessionRunResultJob(_SessionRunResultJobRequired, total=False):
+    exitCode: int
+    signal: str
+    startedAt: str
+    endedAt: str
+    progress: JobStatusProgress
+    omittedBytes: int
+    error: WireError
+    result: dict[str, Any]
+    key: str
+    cwd: str
+    pid: int
+    processes: JobStatusProcesses
+    usage: JobStatusUsage
+    session: str
+    awaitingInput: Literal[True]
+    lastLine: str
+    shellReplaced: Literal[True]
+
+
+class _SessionRunResultRequired(TypedDict):
+    job: SessionRunResultJob
+
+
+class SessionRunResult(_SessionRunResultRequired, total=False):
+    output: ShellResultOutput
+
+
+class SessionStatusParams(TypedDict):
+    session: str
+
+
+class SessionStatusResult(TypedDict):
+    session: SessionOpenResultSession
+
+
+class SessionListResult(TypedDict):
+    sessions: list[SessionOpenResultSession]
+
+
 StateInfoParams = NoParams
 StateCatalogParams = NoParams
 FilesDownloadResult = JobReply
@@ -1296,6 +1404,9 @@ PortsListParams = NoParams
 PreviewOpenResult = PreviewOpenResult1 | TerminalOpenResult2
 DesktopOpenParams = ConsoleOpenParams
 DesktopOpenResult = DesktopOpenResult1 | TerminalOpenResult2
+SessionListParams = NoParams
+SessionCloseParams = SessionStatusParams
+SessionCloseResult = SessionStatusResult
 
 
 class ActionRequests:
@@ -1471,6 +1582,21 @@ class ActionRequests:
 
     @overload
     async def request(self, action: Literal["state.metrics"], params: StateMetricsParams | None = None) -> StateMetricsResult: ...
+
+    @overload
+    async def request(self, action: Literal["session.open"], params: SessionOpenParams | None = None) -> SessionOpenResult: ...
+
+    @overload
+    async def request(self, action: Literal["session.run"], params: SessionRunParams) -> SessionRunResult: ...
+
+    @overload
+    async def request(self, action: Literal["session.status"], params: SessionStatusParams) -> SessionStatusResult: ...
+
+    @overload
+    async def request(self, action: Literal["session.list"], params: SessionListParams | None = None) -> SessionListResult: ...
+
+    @overload
+    async def request(self, action: Literal["session.close"], params: SessionCloseParams) -> SessionCloseResult: ...
 
     async def request(self, action: str, params: Any = None) -> Any:
         """Sends one action and returns its result; raises HotlineError with the wire's error."""
@@ -1653,6 +1779,21 @@ class SyncActionRequests:
 
     @overload
     def request(self, action: Literal["state.metrics"], params: StateMetricsParams | None = None) -> StateMetricsResult: ...
+
+    @overload
+    def request(self, action: Literal["session.open"], params: SessionOpenParams | None = None) -> SessionOpenResult: ...
+
+    @overload
+    def request(self, action: Literal["session.run"], params: SessionRunParams) -> SessionRunResult: ...
+
+    @overload
+    def request(self, action: Literal["session.status"], params: SessionStatusParams) -> SessionStatusResult: ...
+
+    @overload
+    def request(self, action: Literal["session.list"], params: SessionListParams | None = None) -> SessionListResult: ...
+
+    @overload
+    def request(self, action: Literal["session.close"], params: SessionCloseParams) -> SessionCloseResult: ...
 
     def request(self, action: str, params: Any = None) -> Any:
         """Sends one action and returns its result; raises HotlineError with the wire's error."""

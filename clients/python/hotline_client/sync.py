@@ -21,7 +21,8 @@ from .files import Files
 from .follow import FollowStream, Stream
 from .frames import FollowEvent
 from .job import Job, Signal
-from .protocol import JobsCancelResult, JobStatus, PrepareResultEnvironment, SyncActionRequests
+from .protocol import JobsCancelResult, JobStatus, PrepareResultEnvironment, SessionRunResultJob, SyncActionRequests
+from .session import Session, SessionRun, SessionStatus
 from .tasks import Tasks, Terminal
 
 P = ParamSpec("P")
@@ -159,6 +160,35 @@ class SyncTerminal:
         self.open = loop.wrap(terminal.open)
 
 
+@dataclass
+class SyncSessionRun:
+    job: SyncJob
+    status: SessionRunResultJob
+    exit_code: int | None
+    output: bytes | None
+    omitted_bytes: int
+    awaiting_input: bool
+    last_line: str | None
+
+
+class SyncSession:
+    """The blocking twin of Session."""
+
+    def __init__(self, loop: _Loop, session: Session) -> None:
+        self.id = session.id
+        self.opened: SessionStatus = session.opened
+
+        def session_run(run: SessionRun) -> SyncSessionRun:
+            return SyncSessionRun(
+                SyncJob(loop, run.job), run.status, run.exit_code, run.output, run.omitted_bytes, run.awaiting_input, run.last_line
+            )
+
+        self.run = loop.wrap_as(session.run, session_run)
+        self.input = loop.wrap(session.input)
+        self.status = loop.wrap(session.status)
+        self.close = loop.wrap(session.close)
+
+
 class SyncClient(SyncActionRequests):
     """The blocking twin of HotlineClient: the same methods, each returning its result."""
 
@@ -178,6 +208,7 @@ class SyncClient(SyncActionRequests):
         self.shell = loop.wrap_as(client.shell, shell_run)
         self.prepare = loop.wrap_as(client.prepare, prepare_run)
         self.metrics = loop.wrap(client.metrics)
+        self.session = loop.wrap_as(client.session, lambda session: SyncSession(loop, session))
 
     def __enter__(self) -> SyncClient:
         return self

@@ -43,6 +43,7 @@ export function runJob(job: Job, options: StartJobOptions, rootLog: Logger, hook
       hooks.attached(control);
     },
     usage: () => job.usage,
+    annotate: (fields) => job.annotate(fields),
   };
   let promise: Promise<JobOutcome>;
   try {

@@ -12,6 +12,8 @@ export interface JobContext extends RunContext {
   setControl(control: JobControl): void;
   /** What its processes have used so far (the sampler's latest figure), if it has any. */
   usage(): JobUsage | undefined;
+  /** Adds fields to the job's status while it runs (see Job.annotate); persisted with its next record. */
+  annotate(fields: Record<string, unknown>): void;
 }
 
 /**
