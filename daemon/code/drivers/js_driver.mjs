@@ -445,6 +445,8 @@ async function run(request) {
   } else if (outcome.value !== undefined) {
     result = thisRun.package(bundleOf(outcome.value));
   }
+  // A cell may have removed every SIGINT listener; without ours, a SIGINT while idle would end the driver.
+  if (!process.listeners("SIGINT").includes(onSigint)) process.on("SIGINT", onSigint);
   await flushStdio();
   const { names, total } = userNames();
   const done = { type: "done", id: thisRun.id, status, executionCount, names };
@@ -469,31 +471,36 @@ process.on("uncaughtException", (err) => process.stderr.write(`Uncaught ${descri
 process.on("unhandledRejection", (reason) => process.stderr.write(`Uncaught (in promise) ${describe(reason).traceback.join("\n")}\n`));
 
 let queue = Promise.resolve();
-let buffered = "";
+/** The start of a line not yet complete (chunks, so a huge line is joined once, not rescanned per chunk). */
+let partial = [];
 const requests = new net.Socket({ fd: requestFd, readable: true, writable: false });
 requests.setEncoding("utf8");
 requests.on("data", (chunk) => {
-  buffered += chunk;
-  let newline = buffered.indexOf("\n");
-  while (newline >= 0) {
-    const line = buffered.slice(0, newline);
-    buffered = buffered.slice(newline + 1);
-    newline = buffered.indexOf("\n");
-    if (!line.trim()) continue;
-    let request;
-    try {
-      request = JSON.parse(line);
-    } catch (err) {
-      process.stderr.write(`js_driver: ignored a request that is not JSON: ${err.message}\n`);
-      continue;
-    }
-    if (request?.type !== "run") {
-      process.stderr.write(`js_driver: ignored a request of type ${JSON.stringify(request?.type)}\n`);
-      continue;
-    }
-    queue = queue.then(() => run(request)).catch((err) => driverFailed(request, err));
+  let start = 0;
+  for (let newline = chunk.indexOf("\n"); newline >= 0; newline = chunk.indexOf("\n", start)) {
+    partial.push(chunk.slice(start, newline));
+    start = newline + 1;
+    const line = partial.join("");
+    partial = [];
+    if (line.trim()) accept(line);
   }
+  if (start < chunk.length) partial.push(chunk.slice(start));
 });
+
+function accept(line) {
+  let request;
+  try {
+    request = JSON.parse(line);
+  } catch (err) {
+    process.stderr.write(`js_driver: ignored a request that is not JSON: ${err.message}\n`);
+    return;
+  }
+  if (request?.type !== "run") {
+    process.stderr.write(`js_driver: ignored a request of type ${JSON.stringify(request?.type)}\n`);
+    return;
+  }
+  queue = queue.then(() => run(request)).catch((err) => driverFailed(request, err));
+}
 // EOF on fd 3: stop (after the run in progress, if any, has answered).
 requests.on("end", () => queue.then(flushStdio).then(() => process.exit(0)));
 requests.on("error", (err) => {

@@ -197,6 +197,21 @@ describe("js_driver", () => {
     assert.equal(await driver.resultText("a + 1"), "42");
   });
 
+  it("stays alive for a SIGINT while idle after a cell removed every SIGINT listener", async () => {
+    await driver.run('process.removeAllListeners("SIGINT");\nlet b = 2');
+    process.kill(driver.pid, "SIGINT");
+    const deadline = Date.now() + PATIENCE_MS;
+    while (!tookSigint(driver.pid)) {
+      assert.ok(Date.now() < deadline, "the driver never took the signal");
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    assert.equal(await driver.resultText("b"), "2");
+  });
+
+  it("runs a 20 MB cell", async () => {
+    assert.equal(await driver.resultText(`const s = "${"0123456789".repeat(2_000_000)}";\ns.length`), "20000000");
+  });
+
   it("writes console.log to stdout and console.error to stderr before done, never to fd 4", async () => {
     const { displays, done } = await driver.run(
       'console.log("hello", { a: 1 });\nconsole.error("careful");\nprocess.stdout.write("x".repeat(1 << 20))',

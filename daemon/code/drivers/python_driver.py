@@ -27,7 +27,7 @@ def _seal_channel():
 _seal_channel()
 
 import ast  # noqa: E402 (the channel is sealed first)
-import base64  # noqa: E402
+import binascii  # noqa: E402 (not base64, which imports re)
 import builtins  # noqa: E402
 import heapq  # noqa: E402
 import json  # noqa: E402
@@ -126,14 +126,21 @@ def _send(message):
 
 def _requests():
     """Yields each request line's object; returns at EOF on fd 3."""
-    buffered = b""
+    buffered = bytearray()
+    scanned = 0  # bytes of `buffered` known to hold no newline (a huge line is scanned once, not per chunk)
     while True:
         chunk = os.read(REQUEST_FD, 1 << 16)
         if not chunk:
             return
         buffered += chunk
-        while b"\n" in buffered:
-            line, buffered = buffered.split(b"\n", 1)
+        while True:
+            newline = buffered.find(b"\n", scanned)
+            if newline < 0:
+                scanned = len(buffered)
+                break
+            line = bytes(buffered[:newline])
+            del buffered[: newline + 1]
+            scanned = 0
             if not line.strip():
                 continue
             try:
@@ -157,6 +164,14 @@ def _on_sigint(signum, frame):
         STATE.pending = True
         return
     raise KeyboardInterrupt
+
+
+def _arm_sigint():
+    """Our handler, SIGINT unblocked: a cell may have replaced the one or blocked the other for good."""
+    if signal.getsignal(signal.SIGINT) is not _on_sigint:
+        signal.signal(signal.SIGINT, _on_sigint)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])  # a pending one is taken while idle: ignored
 
 
 def _raise_pending():
@@ -300,7 +315,7 @@ class Run:
                     content, value = None, value
                 else:
                     content = bytes(value)
-                    value = base64.b64encode(content).decode("ascii")
+                    value = binascii.b2a_base64(content, newline=False).decode("ascii")
                     size = _png_size(content) if mime == "image/png" else None
                     if size and mime not in metadata:
                         metadata[mime] = {"width": size[0], "height": size[1]}
@@ -346,7 +361,7 @@ class Run:
         if isinstance(content, str):
             content = content.encode("utf-8", "surrogatepass")
         elif content is None:
-            content = base64.b64decode(value) if mime in BINARY_MIMES else value.encode("utf-8", "surrogatepass")
+            content = binascii.a2b_base64(value) if mime in BINARY_MIMES else value.encode("utf-8", "surrogatepass")
         try:
             os.makedirs(self.files_dir, exist_ok=True)
             with open(path, "wb") as out:
@@ -595,6 +610,7 @@ def _run(request, namespace):
     filename = "<cell %d>" % STATE.count
     source = request.get("code")
     status, error, result = "ok", None, None
+    _arm_sigint()
     # From here a SIGINT interrupts the run: at once in the user's frames, at the next safe point in the driver's.
     STATE.active = True
     try:
@@ -626,6 +642,7 @@ def _run(request, namespace):
         sys.stderr.write("python_driver: figures could not be sent: %s: %s\n" % (type(exc).__name__, exc))
     STATE.active = False
     STATE.pending = False
+    _arm_sigint()
     if os.getpid() != STATE.pid:
         _flush_stdio()
         os._exit(0)  # a forked child of user code came back here: it must not answer for the parent
@@ -654,7 +671,7 @@ def _user_namespace():
 
 
 def main():
-    signal.signal(signal.SIGINT, _on_sigint)
+    _arm_sigint()
     namespace = _user_namespace()
     builtins.display = display
     builtins.exit = _Exit("exit")

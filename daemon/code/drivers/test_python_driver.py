@@ -281,6 +281,10 @@ class StateAndResults(DriverTestCase):
         self.assertLess(len(text), 70_000)
         self.assertTrue(text.startswith("[0, 1, 2"))
 
+    def test_a_20_mb_cell_runs(self):
+        text = "0123456789" * 2_000_000
+        self.assertEqual(self.driver.result_text("s = '%s'\nlen(s)" % text), "20000000")
+
     def test_user_modules_import_from_the_working_directory_not_the_drivers(self):
         self.assertEqual(self.driver.result_text("import sys\nsys.path[0]"), "''")
         _, done = self.driver.run("import python_driver")
@@ -352,6 +356,47 @@ class Interrupts(DriverTestCase):
             time.sleep(0.01)
         self.assertIsNone(self.driver.proc.poll())
         self.assertEqual(self.driver.result_text("x + 1"), "42")
+
+    def test_a_storm_of_sigints_never_tears_a_message_nor_ends_the_driver(self):
+        # SIGINTs every half millisecond while runs start, run and report: each run still ends with one
+        # whole "done" (ok or interrupted), and the driver lives on.
+        import threading
+
+        statuses = []
+        for i in range(10):
+            stop = threading.Event()
+
+            def storm():
+                while not stop.is_set():
+                    os.kill(self.driver.pid, signal.SIGINT)
+                    time.sleep(0.0005)
+
+            thread = threading.Thread(target=storm)
+            run_id = self.driver.send("x = %d\nfor _ in range(100000):\n    pass\nx" % i)
+            thread.start()
+            try:
+                _, done = self.driver.finish(run_id)
+            finally:
+                stop.set()
+                thread.join()
+            statuses.append(done["status"])
+        self.assertTrue(set(statuses) <= {"ok", "interrupted"}, statuses)
+        self.assertIsNone(self.driver.proc.poll())
+        self.assertIn(self.driver.result_text("x"), [str(i) for i in range(10)])
+
+    def test_a_cell_that_takes_over_sigint_does_not_make_idle_sigint_fatal(self):
+        _, done = self.driver.run("import signal\nsignal.signal(signal.SIGINT, signal.SIG_DFL)\nsignal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})\nx = 1")
+        self.assertEqual(done["status"], "ok")
+        os.kill(self.driver.pid, signal.SIGINT)
+        deadline = time.monotonic() + PATIENCE
+        while pending_signals(self.driver.pid) & (1 << (signal.SIGINT - 1)) or not sleeping(self.driver.pid):
+            self.assertLess(time.monotonic(), deadline, "the driver never took the signal")
+            time.sleep(0.01)
+        self.assertEqual(self.driver.result_text("x"), "1")
+        run_id = self.driver.send("print('spinning', flush=True)\nwhile True:\n    pass")
+        self.driver.wait_output(b"spinning")
+        os.kill(self.driver.pid, signal.SIGINT)
+        self.assertEqual(self.driver.finish(run_id)[1]["status"], "interrupted")
 
     def test_a_hang_with_sigint_blocked_is_not_ended_by_sigint_only_by_kill(self):
         # What the daemon's interrupt -> grace -> kill of the process group is for.
