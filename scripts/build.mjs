@@ -24,12 +24,12 @@ try {
 }
 
 // The code-context drivers (a Python file, a Node script) are data the daemon ships and runs, not
-// TypeScript: copied as they are, without their tests and caches.
+// TypeScript: copied as they are, without their tests, caches and notes.
 const driversOut = join(root, "dist/daemon/code/drivers");
 rmSync(driversOut, { recursive: true, force: true });
 cpSync(join(root, "daemon/code/drivers"), driversOut, {
   recursive: true,
-  filter: (src) => !/(^|\/)(test_[^/]*\.py|[^/]*\.test\.mjs|__pycache__|[^/]*\.pyc)$/.test(src),
+  filter: (src) => !/\/(test_[^/]*\.py|[^/]*\.test\.mjs|__pycache__|[^/]*\.pyc|[^/]*\.md|\.gitignore)$/.test(src),
 });
 
 // The browser pages (web/, DOM code with its own tsconfig): type-checked, then bundled with xterm.js

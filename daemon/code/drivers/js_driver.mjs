@@ -1,5 +1,5 @@
 // hotline's JavaScript driver: one code context's Node.js interpreter, driven by the daemon one run at a time.
-// Wire protocol v1 (DRIVER-PROTOCOL.md): NDJSON requests on fd 3, NDJSON messages on fd 4; fds 0/1/2 are
+// Wire protocol v1 (PROTOCOL.md beside this file): NDJSON requests on fd 3, NDJSON messages on fd 4; fds 0/1/2 are
 // the user's own. Node's standard library only (Node >= 20). Code runs through Node's own REPL evaluator
 // (node:repl), which gives top-level await, declarations that persist between runs and the last value.
 import { EventEmitter } from "node:events";

@@ -287,8 +287,9 @@ class StateAndResults(DriverTestCase):
 
     def test_user_modules_import_from_the_working_directory_not_the_drivers(self):
         self.assertEqual(self.driver.result_text("import sys\nsys.path[0]"), "''")
-        _, done = self.driver.run("import python_driver")
-        self.assertEqual(done["error"]["name"], "ModuleNotFoundError")
+        for module in ("python_driver", "hotline_python_driver"):
+            _, done = self.driver.run("import " + module)
+            self.assertEqual(done["error"]["name"], "ModuleNotFoundError", done)
 
 
 class Errors(DriverTestCase):
