@@ -35,6 +35,12 @@ PLAIN_TEXT_LIMIT = 64 * 1024
 # Cell sources kept for tracebacks (linecache): the newest ones, up to this many characters.
 CELL_SOURCE_BUDGET = 16 << 20
 NAMES_LIMIT = 256
+NAME_CHARS = 1024  # a longer global name (only made through globals()[...]) is counted, not listed
+# An error's message, and its traceback as a whole, are bounded (characters); a line of it too.
+ERROR_VALUE_LIMIT = 64 * 1024
+TRACEBACK_LIMIT = 256 * 1024
+TRACEBACK_LINE_LIMIT = 8 * 1024
+OMITTED_LIMIT = 100  # entries listed one by one; the rest are summed up in one more
 # Room kept in a message line for everything but the bundle's values (ids, keys, names, metadata).
 LINE_MARGIN = 64 * 1024
 CO_COROUTINE = 0x80
@@ -289,7 +295,21 @@ class Run:
         self.used = 0
         self.files = 0
         self.omitted = []
+        self.omitted_more = [0, 0]  # values and bytes beyond OMITTED_LIMIT entries
         self.shown_figures = set()
+
+    def omit(self, mime, size, why):
+        if len(self.omitted) < OMITTED_LIMIT:
+            self.omitted.append({"mime": mime, "bytes": size, "why": why})
+        else:
+            self.omitted_more[0] += 1
+            self.omitted_more[1] += size
+
+    def omitted_list(self):
+        count, size = self.omitted_more
+        if not count:
+            return self.omitted
+        return self.omitted + [{"mime": "*", "bytes": size, "why": "%d more values omitted" % count}]
 
     def package(self, data, metadata):
         """{data, files?, metadata?} of a bundle: values encoded, large ones in files, none beyond the budget."""
@@ -317,7 +337,7 @@ class Run:
         encoded.sort(key=lambda item: (item[0] != "text/plain", item[2]))
         for mime, value, size, content in encoded:
             if self.used + size > self.budget:
-                self.omitted.append({"mime": mime, "bytes": size, "why": "over the run's budget"})
+                self.omit(mime, size, "over the run's budget")
                 continue
             if mime == "text/plain" or (size <= self.max_inline and size <= line_room):
                 inline[mime] = value
@@ -338,7 +358,7 @@ class Run:
 
     def _write_file(self, mime, value, content):
         if not self.files_dir:
-            self.omitted.append({"mime": mime, "bytes": 0, "why": "too large to send inline and the run has no filesDir"})
+            self.omit(mime, 0, "too large to send inline and the run has no filesDir")
             return None
         self.files += 1
         safe_id = "".join(c if c.isalnum() or c in "-_." else "_" for c in self.id) or "run"
@@ -352,7 +372,7 @@ class Run:
             with open(path, "wb") as out:
                 out.write(content)
         except OSError as err:
-            self.omitted.append({"mime": mime, "bytes": len(content), "why": "could not write its file: %s" % err})
+            self.omit(mime, len(content), "could not write its file: %s" % err)
             return None
         return path
 
@@ -370,8 +390,11 @@ def _display_bundle(data, metadata=None):
         if run is None:
             sys.stderr.write("display() outside a run: dropped (%s)\n" % ", ".join(sorted(data)))
             return
+        packaged = run.package(data, dict(metadata or {}))
+        if not packaged["data"] and "files" not in packaged:
+            return  # every value was omitted: the run's "done" lists them
         message = {"type": "display", "id": run.id}
-        message.update(run.package(data, dict(metadata or {})))
+        message.update(packaged)
         _write_all(_encode(message))
 
 
@@ -561,7 +584,28 @@ def _describe(exc):
         value = str(exc)
     except Exception:  # noqa: BLE001
         value = "<unprintable %s object>" % type(exc).__name__
-    return {"name": type(exc).__name__, "value": value, "traceback": "".join(summary.format()).splitlines()}
+    lines = "".join(summary.format()).splitlines()
+    return {"name": type(exc).__name__, "value": _bounded(value, ERROR_VALUE_LIMIT), "traceback": _bounded_lines(lines)}
+
+
+def _bounded(text, limit):
+    return text if len(text) <= limit else "%s… [%d more characters]" % (text[:limit], len(text) - limit)
+
+
+def _bounded_lines(lines):
+    """Each line and the whole bounded: the first lines and the last ones (where the error is) are kept."""
+    lines = [_bounded(line, TRACEBACK_LINE_LIMIT) for line in lines]
+    if sum(len(line) for line in lines) <= TRACEBACK_LIMIT:
+        return lines
+    head, tail, room = [], [], TRACEBACK_LIMIT // 4
+    while lines and len(lines[0]) <= room:
+        room -= len(lines[0])
+        head.append(lines.pop(0))
+    room += TRACEBACK_LIMIT // 2
+    while lines and len(lines[-1]) <= room:
+        room -= len(lines[-1])
+        tail.insert(0, lines.pop())
+    return head + ["… [%d lines omitted]" % len(lines)] + tail
 
 
 def _flush_stdio():
@@ -584,7 +628,7 @@ def _flush_stdio():
 def _user_names(namespace):
     """The user's global names (not dunders, not `_`): the first NAMES_LIMIT sorted, and how many there are."""
     names = [k for k in namespace if isinstance(k, str) and k != "_" and not (k.startswith("__") and k.endswith("__"))]
-    return heapq.nsmallest(NAMES_LIMIT, names), len(names)
+    return heapq.nsmallest(NAMES_LIMIT, (k for k in names if len(k) <= NAME_CHARS)), len(names)
 
 
 def _run(request, namespace):
@@ -643,7 +687,7 @@ def _run(request, namespace):
     with STATE.write_lock:
         STATE.run = None  # from here a display() of a user thread is dropped, not sent after "done"
         if run.omitted:
-            done["omitted"] = run.omitted
+            done["omitted"] = run.omitted_list()
         _write_all(_encode(done))
 
 

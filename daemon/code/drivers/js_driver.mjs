@@ -20,6 +20,12 @@ const PLAIN_TEXT_LIMIT = 64 * 1024;
 /** Room kept in a message line for everything but the bundle's values. */
 const LINE_MARGIN = 64 * 1024;
 const NAMES_LIMIT = 256;
+const NAME_CHARS = 1024; // a longer global name is counted, not listed
+/** An error's message, and its stack as a whole, are bounded (characters); a line of it too. */
+const ERROR_VALUE_LIMIT = 64 * 1024;
+const TRACEBACK_LIMIT = 256 * 1024;
+const TRACEBACK_LINE_LIMIT = 8 * 1024;
+const OMITTED_LIMIT = 100; // entries listed one by one; the rest are summed up in one more
 const BINARY_MIMES = new Set(["image/png", "image/jpeg"]);
 const EXTENSIONS = {
   "image/png": "png",
@@ -140,7 +146,7 @@ async function freshContext() {
 function userNames() {
   const own = Object.getOwnPropertyNames(context).filter((name) => !baseline.has(name));
   const all = [...new Set([...own, ...lexicalNames()])].sort();
-  return { names: all.slice(0, NAMES_LIMIT), total: all.length };
+  return { names: all.filter((name) => name.length <= NAME_CHARS).slice(0, NAMES_LIMIT), total: all.length };
 }
 
 // ---- interrupts ------------------------------------------------------------------------------------
@@ -288,6 +294,20 @@ class Run {
     this.used = 0;
     this.files = 0;
     this.omitted = [];
+    this.omittedMore = { count: 0, bytes: 0 };
+  }
+
+  omit(mime, bytes, why) {
+    if (this.omitted.length < OMITTED_LIMIT) this.omitted.push({ mime, bytes, why });
+    else {
+      this.omittedMore.count += 1;
+      this.omittedMore.bytes += bytes;
+    }
+  }
+
+  omittedList() {
+    const { count, bytes } = this.omittedMore;
+    return count === 0 ? this.omitted : [...this.omitted, { mime: "*", bytes, why: `${count} more values omitted` }];
   }
 
   /** {data, files?, metadata?}: values encoded, large ones in files, none beyond the budget. */
@@ -317,7 +337,7 @@ class Run {
     encoded.sort((a, b) => (a.mime !== "text/plain") - (b.mime !== "text/plain") || a.size - b.size);
     for (const { mime, wire, size, content } of encoded) {
       if (this.used + size > this.budget) {
-        this.omitted.push({ mime, bytes: size, why: "over the run's budget" });
+        this.omit(mime, size, "over the run's budget");
         continue;
       }
       if (mime === "text/plain" || (size <= this.maxInline && size <= lineRoom)) {
@@ -339,7 +359,7 @@ class Run {
 
   writeFile(mime, wire, content) {
     if (!this.filesDir) {
-      this.omitted.push({ mime, bytes: 0, why: "too large to send inline and the run has no filesDir" });
+      this.omit(mime, 0, "too large to send inline and the run has no filesDir");
       return undefined;
     }
     this.files += 1;
@@ -350,7 +370,7 @@ class Run {
       fs.mkdirSync(this.filesDir, { recursive: true });
       fs.writeFileSync(path, bytes);
     } catch (err) {
-      this.omitted.push({ mime, bytes: bytes.length, why: `could not write its file: ${err.message}` });
+      this.omit(mime, bytes.length, `could not write its file: ${err.message}`);
       return undefined;
     }
     return path;
@@ -373,7 +393,9 @@ function display(...values) {
       process.stderr.write(`display() outside a run: dropped (${Object.keys(data).sort().join(", ")})\n`);
       continue;
     }
-    send({ type: "display", id: current.id, ...current.package(data) });
+    const packaged = current.package(data);
+    // Every value omitted: the run's "done" lists them.
+    if (Object.keys(packaged.data).length > 0 || packaged.files) send({ type: "display", id: current.id, ...packaged });
   }
 }
 
@@ -392,8 +414,36 @@ function userStack(stack) {
   return lines.slice(0, end);
 }
 
-/** {name, value, traceback} of a thrown value, as the user would see it. */
+function bounded(text, limit) {
+  return text.length <= limit ? text : `${text.slice(0, limit)}… [${text.length - limit} more characters]`;
+}
+
+/** Each line and the whole bounded: the first lines and the last ones are kept. */
+function boundedLines(all) {
+  const lines = all.map((line) => bounded(line, TRACEBACK_LINE_LIMIT));
+  if (lines.reduce((sum, line) => sum + line.length, 0) <= TRACEBACK_LIMIT) return lines;
+  const head = [];
+  const tail = [];
+  let room = TRACEBACK_LIMIT / 4;
+  while (lines.length > 0 && lines[0].length <= room) {
+    room -= lines[0].length;
+    head.push(lines.shift());
+  }
+  room += TRACEBACK_LIMIT / 2;
+  while (lines.length > 0 && lines[lines.length - 1].length <= room) {
+    room -= lines[lines.length - 1].length;
+    tail.unshift(lines.pop());
+  }
+  return [...head, `… [${lines.length} lines omitted]`, ...tail];
+}
+
+/** {name, value, traceback} of a thrown value, as the user would see it, bounded. */
 function describe(thrown) {
+  const { name, value, traceback } = describeWhole(thrown);
+  return { name: bounded(name, 1024), value: bounded(value, ERROR_VALUE_LIMIT), traceback: boundedLines(traceback) };
+}
+
+function describeWhole(thrown) {
   const err = thrown instanceof repl.Recoverable ? thrown.err : thrown;
   try {
     if (err !== null && typeof err === "object" && typeof err.stack === "string") {
@@ -454,7 +504,7 @@ async function run(request) {
   if (result) done.result = result;
   if (error) done.error = error;
   current = null; // from here a display() of a timer is dropped, not sent after "done"
-  if (thisRun.omitted.length > 0) done.omitted = thisRun.omitted;
+  if (thisRun.omitted.length > 0) done.omitted = thisRun.omittedList();
   send(done);
 }
 

@@ -176,7 +176,9 @@ describe("js_driver", () => {
   });
 
   it("abandons an await on SIGINT", async () => {
-    const id = driver.send('console.log("waiting");\nawait new Promise(() => {})');
+    // "waiting" from a timer: printed once the synchronous part is over and the run awaits. (A SIGINT
+    // just as the synchronous part ends can be lost inside Node's watchdog: the daemon re-sends.)
+    const id = driver.send('setTimeout(() => console.log("waiting"), 0);\nawait new Promise(() => {})');
     await driver.waitForStdout("waiting");
     process.kill(driver.pid, "SIGINT");
     const { done } = await driver.finish(id);
@@ -271,6 +273,16 @@ describe("js_driver", () => {
       [["application/json", "over the run's budget"]],
     );
     assert.ok(over.done.omitted[0].bytes > 10_000);
+  });
+
+  it("bounds a huge error message, and lists at most 100 omitted values before a sum", async () => {
+    const { done } = await driver.run('throw new Error("x".repeat(10_000_000))');
+    assert.ok(done.error.value.length < 70_000);
+    assert.ok(done.error.traceback.join("\n").length < 300_000);
+    const many = await driver.run('for (let i = 0; i < 1000; i++) display(String(i).padStart(6, "0"))', { maxRunBytes: 100 });
+    assert.ok(many.displays.every((d) => Object.keys(d.data).length > 0));
+    assert.equal(many.done.omitted.length, 101);
+    assert.match(many.done.omitted[100].why, /^\d+ more values omitted$/);
   });
 
   it("keeps running after an uncaught error in a callback", async () => {

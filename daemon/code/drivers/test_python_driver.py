@@ -322,6 +322,15 @@ class Errors(DriverTestCase):
         # site's exit() would have closed stdin; this one leaves it open.
         self.assertEqual(self.driver.result_text("import sys; sys.stdin.closed"), "False")
 
+    def test_a_huge_error_message_and_a_deep_traceback_are_bounded(self):
+        _, done = self.driver.run("raise ValueError('x' * 10_000_000)")
+        self.assertEqual(done["error"]["name"], "ValueError")
+        self.assertLess(len(done["error"]["value"]), 70_000)
+        self.assertTrue(done["error"]["value"].endswith("more characters]"))
+        self.assertLess(sum(len(line) for line in done["error"]["traceback"]), 300_000)
+        _, done = self.driver.run("def down(n):\n    if n:\n        down(n - 1)\n    else:\n        raise KeyError('bottom')\ndown(900)")
+        self.assertEqual(done["error"]["traceback"][-1], "KeyError: 'bottom'")
+
     def test_a_syntax_error_points_at_the_line(self):
         _, done = self.driver.run("x = (")
         self.assertEqual(done["status"], "error")
@@ -492,6 +501,15 @@ class LargeValues(DriverTestCase):
         self.assertEqual([o["mime"] for o in done["omitted"]], ["image/png"])
         self.assertEqual(done["omitted"][0]["why"], "over the run's budget")
         self.assertGreater(done["omitted"][0]["bytes"], 60_000)
+
+
+    def test_omitted_values_are_listed_up_to_100_then_summed_and_empty_displays_are_not_sent(self):
+        displays, done = self.driver.run("for i in range(1000):\n    display('%06d' % i)", maxRunBytes=100)
+        self.assertTrue(all(d["data"] for d in displays))
+        self.assertLess(len(displays), 20)
+        self.assertEqual(len(done["omitted"]), 101)
+        self.assertEqual(done["omitted"][-1]["mime"], "*")
+        self.assertRegex(done["omitted"][-1]["why"], r"^\d+ more values omitted$")
 
 
 class Channel(DriverTestCase):
