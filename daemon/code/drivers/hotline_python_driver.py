@@ -151,7 +151,9 @@ def _on_sigint(signum, frame):
         return  # idle, or the run is being reported: harmless
     if frame is not None and frame.f_code.co_filename == DRIVER_FILE:
         # The driver's own code is running (between two steps of the run, or inside display()):
-        # raising here could tear a message in half; it raises at the next safe point instead.
+        # raising here could tear a message in half; it raises at the next safe point instead (before
+        # the code, before its last expression, as display() returns). One that lands in the driver's
+        # import hook waits for the next of those, if the run has one: the daemon re-sends SIGINT.
         STATE.pending = True
         return
     raise KeyboardInterrupt
