@@ -38,6 +38,7 @@ import { CdpRelay } from "./desktop/cdp-relay.js";
 import { VncRelay, vncAddress } from "./desktop/vnc-relay.js";
 import { vncRoute } from "./web/vnc-route.js";
 import { SessionTable } from "./sessions/index.js";
+import { CodeContextTable } from "./code/index.js";
 
 /** Parses daemon flags (`--port 0`, `--allow-origin X` …) from the SETTINGS table. */
 export function parseDaemonFlags(argv: string[]): Record<string, string | string[] | undefined> {
@@ -136,6 +137,7 @@ export async function runDaemon(argv: string[]): Promise<void> {
     previews: preview.links,
     desktop: new Desktop(config.display, vnc),
     sessions: new SessionTable({ jobs, resolver: prepare.preparer.environments, baseEnv, log }),
+    code: new CodeContextTable({ jobs, resolver: prepare.preparer.environments, baseEnv, log }),
   };
   services.sessions.restore(); // sessions an earlier daemon left open are lost now
   const cdp = new CdpRelay(tokens, services.desktop.browser, config.allowedOrigins, log);
@@ -209,6 +211,7 @@ export async function runDaemon(argv: string[]): Promise<void> {
       ],
       ["jobs", () => jobs.shutdown()],
       ["sessions", () => services.sessions.shutdown()],
+      ["code", () => services.code.shutdown()],
       ["tokens", () => tokens.flush()],
       ["desktop", () => services.desktop.close()],
     ] as const) {

@@ -31,6 +31,7 @@ import { portsList, portsWait } from "./actions/ports.js";
 import { previewOpen } from "./actions/preview.js";
 import { browserOpen, desktopAct, desktopOpen, desktopScreenshot } from "./actions/desktop.js";
 import { sessionClose, sessionList, sessionOpen, sessionRun, sessionStatus } from "./actions/session.js";
+import { codeContextCreate, codeContextList, codeContextRemove, codeContextRestart, codeFile, codeRun } from "./actions/code.js";
 
 export * from "./common.js";
 export * from "./errors.js";
@@ -96,6 +97,12 @@ export const ACTIONS = [
   sessionStatus,
   sessionList,
   sessionClose,
+  codeContextCreate,
+  codeRun,
+  codeContextList,
+  codeContextRestart,
+  codeContextRemove,
+  codeFile,
 ];
 
 /** One entry of ACTIONS, with its literal name and its own params and result schemas. */
