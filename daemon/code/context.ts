@@ -112,7 +112,8 @@ export class CodeContext implements RunHost {
   ensureStarted(): Promise<void> {
     if (this.removing) return Promise.reject(new ActionError("not_found", `context ${this.id} was removed`, { path: "/context" }));
     const state = this.repl?.state;
-    if (state === "idle" || state === "busy") return Promise.resolve();
+    // A repl that is starting or restarting takes requests: they wait for its ready (Repl.runRequest).
+    if (state !== undefined && state !== "exited" && state !== "closed") return this.starting ?? Promise.resolve();
     this.starting ??= this.start().finally(() => (this.starting = undefined));
     return this.starting;
   }
