@@ -27,7 +27,7 @@ export async function run(client: TestClient, code: string, extra: Record<string
 }
 
 /** The text/plain of a run's result value. */
-export function valueOf(reply: Frame): string | undefined {
+export function resultText(reply: Frame): string | undefined {
   return reply.result.outputs.find((o: Frame) => o.type === "result")?.data["text/plain"];
 }
 

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Frame } from "../helpers/daemon.js";
 import { useDaemon } from "../helpers/daemon.js";
-import { decodePng, gone, outputOf, pythonUsable, run, runFile, running, valueOf, WAIT } from "./helpers.js";
+import { decodePng, gone, outputOf, pythonUsable, run, runFile, running, resultText, WAIT } from "./helpers.js";
 
 const scratch = mkdtempSync(join(tmpdir(), "hotline-code-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -55,7 +55,7 @@ describe.skipIf(!pythonUsable())("Python code contexts over the real daemon", ()
     expect(figures).toHaveLength(1);
     expect(figures[0]).toMatchObject({ type: "display", metadata: { "image/png": { width: 200, height: 150 } } });
     expect(decodePng(Buffer.from(figures[0].data["image/png"], "base64"))).toEqual({ width: 200, height: 150 });
-    expect(valueOf(await run(t.client, "backend_seen is None"))).toBe("True");
+    expect(resultText(await run(t.client, "backend_seen is None"))).toBe("True");
   });
 
   it("shows a pandas DataFrame as HTML with its cells and as plain text", async () => {
@@ -75,7 +75,7 @@ describe.skipIf(!pythonUsable())("Python code contexts over the real daemon", ()
     const traceback: string[] = reply.result.error.traceback;
     expect(traceback.join("\n")).toMatch(/File "<cell \d+>", line 2, in f\n\s+raise ValueError\('boom'\)/);
     expect(traceback.join("\n")).not.toMatch(/hotline|driver/);
-    expect(valueOf(await run(t.client, "x"))).toBe("41");
+    expect(resultText(await run(t.client, "x"))).toBe("41");
   });
 
   it("times out a busy loop with timeoutMs: timed_out, the same interpreter alive, x still 41", async () => {
@@ -85,7 +85,7 @@ describe.skipIf(!pythonUsable())("Python code contexts over the real daemon", ()
     expect(reply.result).toMatchObject({ status: "timed_out", generation: before.result.generation, error: { name: "KeyboardInterrupt" } });
     expect(reply.result.contextRestarted).toBeUndefined();
     const after = await run(t.client, "x");
-    expect(valueOf(after)).toBe("41");
+    expect(resultText(after)).toBe("41");
     expect(after.result.generation).toBe(before.result.generation);
   });
 
@@ -95,7 +95,7 @@ describe.skipIf(!pythonUsable())("Python code contexts over the real daemon", ()
     const started = await run(t.client, "keep = 'me'\nimport subprocess\nchild = subprocess.Popen(['sleep', '600'])\nchild.pid", {
       context: c,
     });
-    const child = Number(valueOf(started));
+    const child = Number(resultText(started));
     expect(running(child)).toBe(true);
     const hang = await run(
       t.client,
@@ -111,7 +111,7 @@ describe.skipIf(!pythonUsable())("Python code contexts over the real daemon", ()
     const next = await run(t.client, "'keep' in globals(), 6 * 7", { context: c });
     expect(next.result).toMatchObject({ status: "ok", generation: 2, executionCount: 1 });
     expect(next.result.contextRestarted).toBeUndefined(); // said once, on the run that caused it
-    expect(valueOf(next)).toBe("(False, 42)");
+    expect(resultText(next)).toBe("(False, 42)");
     const status = (await t.client.ok("code.context.list")).contexts.find((s: Frame) => s.id === c);
     expect(status).toMatchObject({ generation: 2, state: "idle" });
     // One interpreter per context: the killed one's job ended, saying what replaced it.
@@ -131,7 +131,7 @@ describe.skipIf(!pythonUsable())("Python code contexts over the real daemon", ()
     const { job } = await t.client.ok("jobs.wait", { job: started.job.id, timeoutMs: WAIT }, WAIT + 5000);
     expect(job).toMatchObject({ state: "cancelled", result: { status: "interrupted", error: { name: "KeyboardInterrupt" } } });
     expect(job.result.contextRestarted).toBeUndefined();
-    expect(valueOf(await run(t.client, "x"))).toBe("41");
+    expect(resultText(await run(t.client, "x"))).toBe("41");
   });
 
   it("streams 20 MB of print output as job.output and persists it byte-exact", async () => {
@@ -158,9 +158,9 @@ describe.skipIf(!pythonUsable())("Python code contexts over the real daemon", ()
     const b = (await t.client.ok("code.context.create", { language: "python" })).context.id;
     await run(t.client, "secret = 'a'", { context: a });
     const seen = await run(t.client, "'secret' in globals(), 'x' in globals()", { context: b });
-    expect(valueOf(seen)).toBe("(False, False)");
+    expect(resultText(seen)).toBe("(False, False)");
     expect((await run(t.client, "secret", { context: b })).result.error).toMatchObject({ name: "NameError" });
-    expect(valueOf(await run(t.client, "secret", { context: a }))).toBe("'a'");
+    expect(resultText(await run(t.client, "secret", { context: a }))).toBe("'a'");
     await t.client.ok("code.context.remove", { context: a });
     await t.client.ok("code.context.remove", { context: b });
   });
@@ -211,7 +211,7 @@ describe.skipIf(!pythonUsable())("Python code contexts over the real daemon", ()
     expect(restarted.context).toMatchObject({ generation: 2, state: "idle", executionCount: 0 });
     expect((await run(t.client, "kept", { context: c })).result).toMatchObject({ error: { name: "NameError" }, generation: 2 });
 
-    const sleeper = Number(valueOf(await run(t.client, "import subprocess\nsubprocess.Popen(['sleep', '600']).pid", { context: c })));
+    const sleeper = Number(resultText(await run(t.client, "import subprocess\nsubprocess.Popen(['sleep', '600']).pid", { context: c })));
     expect(running(sleeper)).toBe(true);
     expect(await t.client.ok("code.context.remove", { context: c })).toEqual({ removed: c });
     await gone([sleeper]);
