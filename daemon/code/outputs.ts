@@ -48,6 +48,8 @@ export class RunOutputs {
   readonly outputs: CodeOutput[] = [];
   private readonly omitted: Omitted[] = [];
   private omittedRest = { count: 0, bytes: 0 };
+  /** Outputs past maxOutputs: counted as one entry of `omitted`. */
+  private readonly dropped = { count: 0, bytes: 0 };
   private inlineUsed = 0;
   private files = 0;
   private dirMade = false;
@@ -62,12 +64,9 @@ export class RunOutputs {
 
   add(type: CodeOutput["type"], bundle: DisplayMessage): void {
     if (this.outputs.length >= this.limits.maxOutputs) {
-      const bytes = Object.values(bundle.data).reduce<number>((n, v) => n + sizeOf(v), 0);
-      return this.omit({
-        mime: Object.keys(bundle.data).join(", ") || "?",
-        bytes,
-        why: `more than ${this.limits.maxOutputs} outputs in one run`,
-      });
+      this.dropped.count += 1;
+      this.dropped.bytes += Object.values(bundle.data).reduce<number>((n, v) => n + sizeOf(v), 0);
+      return;
     }
     const output: CodeOutput = { type, data: {} };
     const files: NonNullable<CodeOutput["files"]> = {};
@@ -96,6 +95,12 @@ export class RunOutputs {
   /** The driver's own omissions, then the daemon's. */
   omittedList(fromDriver: Omitted[]): Omitted[] {
     const list = [...fromDriver, ...this.omitted];
+    if (this.dropped.count)
+      list.push({
+        mime: "*",
+        bytes: this.dropped.bytes,
+        why: `${this.dropped.count} more outputs past the first ${this.limits.maxOutputs} of the run`,
+      });
     if (this.omittedRest.count)
       list.push({
         mime: "*",

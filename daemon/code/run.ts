@@ -35,6 +35,8 @@ export interface RunHost {
   lostNow(): RestartNote;
   /** Whether the context is being removed (a run it ends is not restarted). */
   readonly removing: boolean;
+  /** Why the interpreter ended, once the context has none. */
+  readonly stopped: { reason: string } | undefined;
   /** Why the job is being stopped (cancel, timeout), if it is. */
   stopReason(job: string): StopReason | undefined;
   /** The run ended with `done`: the interpreter's names and count after it. */
@@ -143,9 +145,13 @@ export class CodeRun {
   private finish(outcome: JobOutcome, job: JobContext): JobOutcome {
     this.host.stopInterrupting();
     if (outcome.ok && outcome.result) return outcome;
+    const ended = this.host.stopped?.reason;
     const why = outcome.ok
       ? "the interpreter ended without answering"
-      : (outcome.error?.message ?? `the interpreter ended (${outcome.signal ?? `exit code ${outcome.exitCode ?? "?"}`})`);
+      : (outcome.error?.message ??
+        (ended
+          ? `the interpreter ended: ${ended}`
+          : `the interpreter ended (${outcome.signal ?? `exit code ${outcome.exitCode ?? "?"}`})`));
     const result = this.result(this.statusOf("error", job.id), this.host.generation);
     result.error = { name: "InterpreterExited", value: why, traceback: [] };
     return { ok: true, result };
