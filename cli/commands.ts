@@ -10,6 +10,7 @@ import { browserCommands } from "./commands/browser.js";
 import { sshCommands } from "./commands/ssh.js";
 import { previewCommands } from "./commands/preview.js";
 import { desktopCommands } from "./commands/desktop.js";
+import { codeCommands } from "./commands/code.js";
 import type { Command } from "./command.js";
 
 export type { Command, CommandContext } from "./command.js";
@@ -28,4 +29,5 @@ export const COMMANDS: Record<string, Command> = {
   ...sshCommands,
   ...previewCommands,
   ...desktopCommands,
+  ...codeCommands,
 };

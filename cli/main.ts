@@ -44,6 +44,8 @@ const USAGE = `hotline — the in-sandbox agent daemon and its CLI
   hotline preview PORT [--ttl 15m]            print a short-lived link to the server on PORT (proxied by the daemon)
   hotline screenshot -o FILE [--max-width N] [--max-height N] [--format png|jpeg] [--quality Q]   a screenshot of the desktop
   hotline desktop                             print a short-lived browser link to the desktop (noVNC)
+  hotline code run [--context C] [-l python|javascript] [--timeout 5m] [-o DIR] FILE|-   run code in a stateful context; figures saved to DIR
+  hotline code list|restart C|remove C        the code contexts
   hotline send '<json>'                       send one raw action, print the reply
   hotline schema [ACTION|NAME]                the published JSON Schemas: index, an action's request/params/result
   hotline mcp [--url U --token-file F]         an MCP server on stdio for a coding agent (README: MCP)
@@ -131,6 +133,8 @@ async function main(argv: string[]): Promise<number> {
       "max-width": { type: "string" },
       "max-height": { type: "string" },
       quality: { type: "string" },
+      context: { type: "string" },
+      language: { type: "string", short: "l" },
     },
     allowPositionals: true,
     strict: false,
