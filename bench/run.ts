@@ -10,6 +10,7 @@ import { pythonBenchmarks } from "./python.js";
 import { scaleBenchmarks } from "./scale.js";
 import { sshBenchmarks } from "./ssh.js";
 import { previewBenchmarks } from "./preview.js";
+import { codeBenchmarks } from "./code.js";
 
 /** `npm run bench`: every benchmark, then one table of medians and ratios. */
 async function main(): Promise<void> {
@@ -26,6 +27,7 @@ async function main(): Promise<void> {
     ["ssh", () => sshBenchmarks()],
     ["preview", () => previewBenchmarks()],
     ["desktop", () => desktopBenchmarks()],
+    ["code", () => codeBenchmarks()],
   ];
   const only = process.argv[2];
   for (const [name, run] of suites) {
