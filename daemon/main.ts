@@ -140,6 +140,7 @@ export async function runDaemon(argv: string[]): Promise<void> {
     code: new CodeContextTable({ jobs, resolver: prepare.preparer.environments, baseEnv, log }),
   };
   services.sessions.restore(); // sessions an earlier daemon left open are lost now
+  services.code.restore(); // so are its code contexts: runs naming them, and a new default, are told
   const cdp = new CdpRelay(tokens, services.desktop.browser, config.allowedOrigins, log);
   const dispatcher = new Dispatcher(ACTIONS, Object.values(HANDLERS), services);
   let url = "";

@@ -5,5 +5,5 @@ import { entry } from "./context.js";
 export default entry(codeContextRestart, async (params, { services }) => {
   const context = services.code.find(params.context);
   const { lost, lostTotal } = await context.restart();
-  return { context: statusOf(context), lost, ...(lostTotal !== undefined ? { lostTotal } : {}) };
+  return { context: statusOf(context), lost: lost ?? [], ...(lostTotal !== undefined ? { lostTotal } : {}) };
 });

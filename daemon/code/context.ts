@@ -149,6 +149,11 @@ export class CodeContext implements RunHost {
     return { ...lost, reason: "restarted by code.context.restart" };
   }
 
+  /** Tells the next run that state was lost before it (the daemon restarted under an earlier context of this place). */
+  notice(note: RestartNote): void {
+    this.note ??= note;
+  }
+
   /** Ends the interpreter and every process it started. */
   async remove(): Promise<void> {
     this.removing = true;

@@ -19,7 +19,8 @@ export const RUN_BOUNDS = {
 /** Why the state of a context is gone, told on the run that first sees it (and then never again). */
 export interface RestartNote {
   reason: string;
-  lost: string[];
+  /** The names lost; absent when they are not known (the daemon restarted). */
+  lost?: string[];
   lostTotal?: number;
 }
 
@@ -166,7 +167,7 @@ export class CodeRun {
       ...result,
       contextRestarted: true,
       restartReason: reason,
-      lost: lost.lost,
+      lost: lost.lost ?? [],
       ...(lost.lostTotal ? { lostTotal: lost.lostTotal } : {}),
     };
   }
@@ -191,7 +192,7 @@ export class CodeRun {
     if (this.note) {
       result.contextRestarted = true;
       result.restartReason = this.note.reason;
-      result.lost = this.note.lost;
+      if (this.note.lost) result.lost = this.note.lost;
       if (this.note.lostTotal) result.lostTotal = this.note.lostTotal;
     }
     return result;

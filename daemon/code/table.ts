@@ -7,8 +7,9 @@ import { composeJobEnvironment } from "../environment/job-env.js";
 import type { EnvironmentResolver } from "../environment/resolver.js";
 import { newJobId } from "../jobs/ids.js";
 import type { JobManager } from "../jobs/manager.js";
+import type { JobStatus } from "../../protocol/common.js";
 import { ChildBudget } from "../repl/index.js";
-import { CodeContext } from "./context.js";
+import { CODE_CONTEXT_KIND, CodeContext } from "./context.js";
 import { driverEnvironment } from "./driver.js";
 import { interpreterFor } from "./interpreter.js";
 
@@ -29,6 +30,9 @@ export const DEFAULT_CODE_LIMITS: CodeLimits = {
   idleTimeoutMs: 30 * 60_000,
   interruptGraceMs: 1000,
 };
+
+/** Contexts of an earlier daemon remembered, at most. */
+const LOST_KEPT = 100;
 
 export interface CodeServices {
   jobs: JobManager;
@@ -74,6 +78,8 @@ export class CodeContextTable {
   readonly budget: ChildBudget;
   private readonly contexts = new Map<string, CodeContext>();
   private readonly defaults = new Map<CodeLanguage, Promise<CodeContext>>();
+  /** Contexts an earlier daemon had when it stopped (their state is gone), by id: for the errors that name them. */
+  private readonly lost = new Map<string, { language: CodeLanguage; isDefault: boolean }>();
 
   constructor(
     private readonly services: CodeServices,
@@ -86,6 +92,20 @@ export class CodeContextTable {
       advice:
         "remove one you no longer need (code.context.remove; code.context.list shows each one's memory), or wait for idle ones to stop",
     });
+  }
+
+  /**
+   * Learns, from the job table just restored, the contexts an earlier daemon had when it stopped:
+   * a run naming one hears that it was lost, and the first run of a new default context that the
+   * earlier default's state is gone.
+   */
+  restore(): void {
+    const hosts = this.services.jobs.list({ kind: CODE_CONTEXT_KIND, state: "lost", limit: 1000 }).jobs;
+    for (const job of hosts as Array<JobStatus & { context?: string; language?: CodeLanguage; default?: boolean }>) {
+      if (job.context === undefined || job.language === undefined || this.lost.has(job.context)) continue;
+      this.lost.set(job.context, { language: job.language, isDefault: job.default === true });
+      if (this.lost.size >= LOST_KEPT) break;
+    }
   }
 
   /** Creates a context; resolves once its interpreter is ready. */
@@ -133,11 +153,11 @@ export class CodeContextTable {
 
   find(id: string): CodeContext {
     const context = this.contexts.get(id);
-    if (!context)
-      throw new ActionError("not_found", `no code context ${id} (contexts do not outlive the daemon); code.context.list shows them`, {
-        path: "/context",
-      });
-    return context;
+    if (context) return context;
+    const why = this.lost.has(id)
+      ? `code context ${id} was lost when the daemon stopped, and its state with it; create a new one (code.context.create)`
+      : `no code context ${id} (contexts do not outlive the daemon); code.context.list shows them`;
+    throw new ActionError("not_found", why, { path: "/context" });
   }
 
   list(): CodeContext[] {
@@ -169,7 +189,12 @@ export class CodeContextTable {
   private defaultContext(language: CodeLanguage): Promise<CodeContext> {
     let made = this.defaults.get(language);
     if (!made) {
-      made = this.create({ language }, true);
+      const earlier = [...this.lost.entries()].find(([, c]) => c.isDefault && c.language === language)?.[0];
+      made = this.create({ language }, true).then((context) => {
+        if (earlier)
+          context.notice({ reason: `the daemon restarted: the default ${language} context before it (${earlier}) and its state are gone` });
+        return context;
+      });
       this.defaults.set(language, made);
       // A default that could not start is not kept: the next run tries again.
       made.catch(() => {
