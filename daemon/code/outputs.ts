@@ -74,22 +74,35 @@ export class RunOutputs {
     // text/plain last: the richer values take the budget first, and the text's head stays inline whatever happens.
     const entries = Object.entries(bundle.data).sort(([a], [b]) => Number(a === "text/plain") - Number(b === "text/plain"));
     for (const [mime, value] of entries) {
-      const size = sizeOf(value);
-      if (this.inlineUsed + size <= this.limits.inlineBytes) {
+      // A MIME type is a key of the result too: thousands of tiny values weigh their names.
+      const size = sizeOf(value) + mime.length;
+      if (this.fits(size)) {
         output.data[mime] = value;
-        this.inlineUsed += size;
         continue;
       }
       const file = this.writeFile(mime, value, size);
       if (file) files[mime] = file;
       if (mime === "text/plain" && typeof value === "string") {
-        const head = value.slice(0, TEXT_HEAD_CHARS);
+        // The text's head stays inline while the budget has room for it; past it only the note does.
+        const head = value.slice(0, Math.max(0, Math.min(TEXT_HEAD_CHARS, this.limits.inlineBytes - this.inlineUsed)));
+        this.inlineUsed += head.length;
         output.data[mime] = `${head}… [${value.length - head.length} more characters${file ? ` in the file ${file.file}` : ""}]`;
       }
     }
     if (Object.keys(files).length) output.files = files;
-    if (bundle.metadata) output.metadata = bundle.metadata;
+    if (bundle.metadata) {
+      const size = sizeOf(bundle.metadata);
+      if (this.fits(size)) output.metadata = bundle.metadata;
+      else this.omit({ mime: "metadata", bytes: size, why: "over the run's inline budget" });
+    }
     this.outputs.push(output);
+  }
+
+  /** Takes `size` from the inline budget when it has room for it. */
+  private fits(size: number): boolean {
+    if (this.inlineUsed + size > this.limits.inlineBytes) return false;
+    this.inlineUsed += size;
+    return true;
   }
 
   /** The driver's own omissions, then the daemon's. */

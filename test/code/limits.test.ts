@@ -76,6 +76,10 @@ describe.skipIf(!pythonUsable())("code contexts under their budget, and hostile 
     expect(kept.length).toBeGreaterThan(30);
     const status = await t.client.ok("jobs.status", { job: wide.job.id });
     expect(JSON.stringify(status.result).length).toBe(inline);
+    const tagged = await run(t.client, "for i in range(60):\n    display(i, metadata={'text/plain': {'note': 'm' * 100000}})");
+    expect(tagged.result.outputs).toHaveLength(60);
+    expect(JSON.stringify(tagged.result).length).toBeLessThan(128 * 1024);
+    expect(tagged.result.omitted.filter((o: Frame) => o.mime === "metadata").length).toBeGreaterThan(50);
   });
 
   it("kills an interpreter that breaks its channel (a line past the bound on fd 4) and tells the next run", async () => {
