@@ -124,9 +124,13 @@ describe.skipIf(!pythonUsable())("Python code contexts over the real daemon", ()
   });
 
   it("ends a run cancelled by jobs.cancel as interrupted, and the context keeps its state", async () => {
+    await run(t.client, "x = 41");
     const started = await t.client.ok("code.run", { code: "import time\nprint('sleeping', flush=True)\ntime.sleep(600)" });
     await t.client.ok("jobs.follow", { job: started.job.id });
     await t.client.waitFor((f) => f.event === "job.output" && f.job === started.job.id, WAIT, "the run's first output");
+    // One run at a time: another is refused at once, naming the running one (it never waits behind it).
+    const second = (await t.client.call("code.run", { code: "1" })).error;
+    expect(second).toMatchObject({ code: "conflict", details: { job: started.job.id } });
     await t.client.ok("jobs.cancel", { job: started.job.id, signal: "SIGINT" });
     const { job } = await t.client.ok("jobs.wait", { job: started.job.id, timeoutMs: WAIT }, WAIT + 5000);
     expect(job).toMatchObject({ state: "cancelled", result: { status: "interrupted", error: { name: "KeyboardInterrupt" } } });
