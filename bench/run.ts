@@ -13,6 +13,7 @@ import { previewBenchmarks } from "./preview.js";
 import { startupBenchmarks } from "./startup.js";
 import { metricsBenchmarks } from "./metrics.js";
 import { sessionsBenchmarks } from "./sessions.js";
+import { codeBenchmarks } from "./code.js";
 
 /** `npm run bench`: every benchmark, then one table of medians and ratios. */
 async function main(): Promise<void> {
@@ -33,6 +34,7 @@ async function main(): Promise<void> {
     ["startup", () => startupBenchmarks()],
     ["metrics", () => metricsBenchmarks()],
     ["sessions", () => sessionsBenchmarks()],
+    ["code", () => codeBenchmarks()],
   ];
   const only = process.argv[2];
   for (const [name, run] of suites) {

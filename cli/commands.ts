@@ -12,6 +12,7 @@ import { previewCommands } from "./commands/preview.js";
 import { desktopCommands } from "./commands/desktop.js";
 import { topCommands } from "./commands/top.js";
 import { sessionCommands } from "./commands/session.js";
+import { codeCommands } from "./commands/code.js";
 import type { Command } from "./command.js";
 
 export type { Command, CommandContext } from "./command.js";
@@ -32,4 +33,5 @@ export const COMMANDS: Record<string, Command> = {
   ...desktopCommands,
   ...topCommands,
   ...sessionCommands,
+  ...codeCommands,
 };

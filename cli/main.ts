@@ -45,6 +45,8 @@ const USAGE = `hotline — the in-sandbox agent daemon and its CLI
   hotline session open [--cwd D] [--input-wait 3s] [--idle 30m] [--resume S]   a persistent bash session: prints its id
   hotline session run S [--timeout T] -- CMD…   run a command in it (cd, variables carry), exit with its code
   hotline session status S|list|close S       a session's state, cwd and background processes; end it
+  hotline code run [--context C] [-l python|javascript] [--timeout 5m] [-o DIR] FILE|-   run code in a stateful context; figures saved to DIR
+  hotline code list|restart C|remove C        the code contexts
   hotline send '<json>'                       send one raw action, print the reply
   hotline schema [ACTION|NAME]                the published JSON Schemas: index, an action's request/params/result
   hotline mcp [--url U --token-file F]         an MCP server on stdio for a coding agent (README: MCP)
@@ -141,6 +143,8 @@ async function main(argv: string[]): Promise<number> {
       "input-wait": { type: "string" },
       idle: { type: "string" },
       resume: { type: "string" },
+      context: { type: "string" },
+      language: { type: "string", short: "l" },
     },
     allowPositionals: true,
     strict: false,

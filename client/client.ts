@@ -1,5 +1,6 @@
 import type { JobStatus } from "../protocol/common.js";
 import type { ActionName, ParamsFor, ResultFor } from "../protocol/index.js";
+import { CodeClient } from "./code.js";
 import { Connection } from "./connection.js";
 import type { DirectoryOptions } from "./directories.js";
 import { discoverDaemon, readTokenFile, type Endpoint } from "./discovery.js";
@@ -64,6 +65,8 @@ function endpointResolver(options: ConnectOptions): () => Endpoint {
  */
 export class HotlineClient {
   readonly reconnect: ReconnectPolicy;
+  /** Stateful Python and JavaScript contexts: `client.code.run("x = 1")` (see CodeClient). */
+  readonly code: CodeClient = new CodeClient(this);
   private main: Promise<Connection> | undefined;
   /** The main connection once open: a request on it needs no await before sending (round trips are benchmarked). */
   private mainOpen: Connection | undefined;

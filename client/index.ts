@@ -5,6 +5,7 @@
 export { connect, HotlineClient, type ConnectOptions, type ShellResult } from "./client.js";
 export { Job } from "./job.js";
 export { Session, type SessionJobStatus, type SessionRunResult, type SessionStatus } from "./session.js";
+export { CodeClient, type CodeImage, type CodeRun, type CodeRunOptions } from "./code.js";
 export { FollowStream, type FollowOptions, type ReconnectPolicy } from "./follow.js";
 export { HotlineError } from "./errors.js";
 export type { FollowEvent, OutputChunk } from "./frames.js";
@@ -13,3 +14,4 @@ export { hotlineDirectories, type DirectoryOptions } from "./directories.js";
 export type { ActionName, ParamsFor, ResultFor } from "../protocol/index.js";
 export type { ErrorCode, WireError } from "../protocol/errors.js";
 export type { JobState, JobStatus, OutputStream, Progress } from "../protocol/common.js";
+export type { CodeLanguage, CodeOutput, CodeRunResult, ContextStatus } from "../protocol/actions/code.js";

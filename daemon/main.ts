@@ -41,6 +41,7 @@ import { TokenFileWatch } from "./tokens/file-watch.js";
 import { countCalls, createMetrics } from "./metrics/index.js";
 import { metricsRoute } from "./metrics-route.js";
 import { SessionTable } from "./sessions/index.js";
+import { CodeContextTable } from "./code/index.js";
 
 /** Shutdown ends within this, whatever a job, a client or the log does; past it the daemon exits 1. */
 const SHUTDOWN_DEADLINE_MS = 10_000;
@@ -151,8 +152,10 @@ export async function startDaemon(launch: Launch): Promise<void> {
     desktop: new Desktop(config.display, vnc),
     metrics,
     sessions: new SessionTable({ jobs, resolver: prepare.preparer.environments, baseEnv, log }),
+    code: new CodeContextTable({ jobs, resolver: prepare.preparer.environments, baseEnv, log }),
   };
   services.sessions.restore(); // sessions an earlier daemon left open are lost now
+  services.code.restore(); // so are its code contexts: runs naming them, and a new default, are told
   const cdp = new CdpRelay(tokens, services.desktop.browser, config.allowedOrigins, log);
   const dispatcher = new Dispatcher(
     ACTIONS,
@@ -242,6 +245,7 @@ export async function startDaemon(launch: Launch): Promise<void> {
       ],
       ["jobs", () => jobs.shutdown()],
       ["sessions", () => services.sessions.shutdown()],
+      ["code", () => services.code.shutdown()],
       ["tokens", () => tokens.flush()],
       ["desktop", () => services.desktop.close()],
     ] as const) {

@@ -11,6 +11,7 @@ import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/t
 import { HotlineError, type ActionName, type HotlineClient } from "../client/index.js";
 import type { Scope } from "../protocol/define.js";
 import { COMPUTER_TOOL, computerTool } from "./computer.js";
+import { withCodeResults } from "./code-results.js";
 import { callJobTool, type CallContext } from "./job-call.js";
 import { listResources, readResource, RESOURCE_TEMPLATES, GUIDE_URI } from "./resources.js";
 import { actionResult, errorResult } from "./results.js";
@@ -105,7 +106,7 @@ export async function createMcpServer(client: HotlineClient, options: McpServerO
     if (token !== undefined)
       ctx.progress = (update) => extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, ...update } });
     try {
-      if (startsJob(action)) return await callJobTool(client, action, params, ctx);
+      if (startsJob(action)) return await withCodeResults(client, action.name, await callJobTool(client, action, params, ctx));
       return actionResult(action.name, await client.request(action.name as ActionName, params as never));
     } catch (err) {
       return errorResult(err);

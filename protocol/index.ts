@@ -32,6 +32,7 @@ import { previewOpen } from "./actions/preview.js";
 import { browserOpen, desktopAct, desktopOpen, desktopScreenshot } from "./actions/desktop.js";
 import { stateMetrics } from "./actions/state-metrics.js";
 import { sessionClose, sessionList, sessionOpen, sessionRun, sessionStatus } from "./actions/session.js";
+import { codeContextCreate, codeContextList, codeContextRemove, codeContextRestart, codeFile, codeRun } from "./actions/code.js";
 
 export * from "./common.js";
 export * from "./errors.js";
@@ -98,6 +99,12 @@ export const ACTIONS = [
   sessionStatus,
   sessionList,
   sessionClose,
+  codeContextCreate,
+  codeRun,
+  codeContextList,
+  codeContextRestart,
+  codeContextRemove,
+  codeFile,
 ];
 
 /** One entry of ACTIONS, with its literal name and its own params and result schemas. */

@@ -1,7 +1,7 @@
 // Build: compile TypeScript, embed the guide (its core and sections, see daemon/guide.ts), record version + commit,
 // and write the published JSON Schemas (schemas/, committed and shipped in the package).
 import { execFileSync } from "node:child_process";
-import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync, chmodSync } from "node:fs";
+import { copyFileSync, cpSync, mkdirSync, readFileSync, rmSync, writeFileSync, chmodSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { bundleEntries } from "./bundle.mjs";
 import { runningDaemonOf } from "./running-daemon.mjs";
@@ -23,6 +23,15 @@ try {
 } catch {
   typeErrors = true; // tsc still emitted; finish the build so the failure is the only thing reported
 }
+
+// The code-context drivers (a Python file, a Node script) are data the daemon ships and runs, not
+// TypeScript: copied as they are, without their tests, caches and notes.
+const driversOut = join(root, "dist/daemon/code/drivers");
+rmSync(driversOut, { recursive: true, force: true });
+cpSync(join(root, "daemon/code/drivers"), driversOut, {
+  recursive: true,
+  filter: (src) => !/\/(test_[^/]*\.py|[^/]*\.test\.mjs|__pycache__|[^/]*\.pyc|[^/]*\.md|\.gitignore)$/.test(src),
+});
 
 // The browser pages (web/, DOM code with its own tsconfig): type-checked, then bundled with xterm.js
 // from node_modules into dist/web, so the daemon serves every asset itself (never from a CDN).

@@ -158,6 +158,8 @@ const FORBIDDEN: Record<string, string[]> = {
   ],
   // Shell sessions: a face of daemon/repl, with the job environment; never the actions or anything above them.
   "daemon/sessions/": [...DOMAIN_AND_ABOVE, "daemon/code/", "daemon/runners/", "daemon/tokens/", "daemon/fs/", "daemon/web/"],
+  // Code contexts: the other face of daemon/repl, with the job environment; never the actions, the sessions or anything above them.
+  "daemon/code/": [...DOMAIN_AND_ABOVE, "daemon/sessions/", "daemon/runners/", "daemon/tokens/", "daemon/fs/", "daemon/web/"],
   "client/": ["daemon/", "cli/", "bench/", "test/"],
   // The MCP server is a client of the daemon like any program: the typed client and the protocol only.
   "mcp/": ["daemon/", "cli/", "bench/", "test/"],

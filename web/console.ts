@@ -8,6 +8,7 @@ import type { JobStatus } from "../protocol/common.js";
 import type { ResultFor } from "../protocol/index.js";
 import type { LinkConnection } from "../client/link-connection.js";
 import { checkLink, decodeOutput, keepConnected, readLink, showLinkRefused } from "./link.js";
+import { showFigures } from "./code-figures.js";
 
 const TAIL_BYTES = 64 * 1024;
 /** The listening ports are read again this often (they have no event of their own). */
@@ -215,6 +216,7 @@ async function pollUsage(): Promise<void> {
 function showSelected(job: JobStatus): void {
   document.getElementById("selected-title")!.textContent = `${job.id} · ${job.kind} · ${job.state} · ${job.title}`;
   (document.getElementById("cancel") as HTMLButtonElement).hidden = state.scope !== "manage" || !["queued", "running"].includes(job.state);
+  if (job.kind !== "code" || job.endedAt) void showFigures(state.conn, job, panel).catch((err: Error) => say(`figures: ${err.message}`));
 }
 
 /** Follows the selected job's output from `from` (0: the start) into the panel's terminal. */

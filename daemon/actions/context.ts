@@ -20,6 +20,7 @@ import type { SshAccess } from "../ssh/access.js";
 import type { Workspace } from "../workspace/workspace.js";
 import type { EventLoopReport } from "../watchdog/loop-watch.js";
 import type { SessionTable } from "../sessions/index.js";
+import type { CodeContextTable } from "../code/index.js";
 
 /**
  * What the link actions need of the browser pages' links (daemon/web/links.ts's PageLinks, which
@@ -76,6 +77,8 @@ export interface Services {
   metrics: { reply(sinceMs?: number, limit?: number): ResultOf<typeof stateMetrics> };
   /** session.*: the shell sessions (daemon/sessions). */
   sessions: SessionTable;
+  /** code.*: the code contexts (daemon/code). */
+  code: CodeContextTable;
 }
 
 /** The per-connection state a handler can touch. */

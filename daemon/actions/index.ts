@@ -62,6 +62,12 @@ import sessionRun from "./session-run.js";
 import sessionStatus from "./session-status.js";
 import sessionList from "./session-list.js";
 import sessionClose from "./session-close.js";
+import codeContextCreate from "./code-context-create.js";
+import codeRun from "./code-run.js";
+import codeContextList from "./code-context-list.js";
+import codeContextRestart from "./code-context-restart.js";
+import codeContextRemove from "./code-context-remove.js";
+import codeFile from "./code-file.js";
 
 /**
  * Every handler, by the name of its action. The type makes an action without a handler (or a key
@@ -130,4 +136,10 @@ export const HANDLERS: Readonly<Record<ActionName, ActionEntry>> = {
   "session.status": sessionStatus,
   "session.list": sessionList,
   "session.close": sessionClose,
+  "code.context.create": codeContextCreate,
+  "code.run": codeRun,
+  "code.context.list": codeContextList,
+  "code.context.restart": codeContextRestart,
+  "code.context.remove": codeContextRemove,
+  "code.file": codeFile,
 };

@@ -136,6 +136,7 @@ describe.skipIf(!pythonUsable())("the Python client hotline_client (pytest again
     ["test_generated.py", "protocol.py is what the generator makes of schemas/"],
     ["test_typecheck.py", "mypy --strict passes on the package and the example, and reports a wrong param type"],
     ["test_install.py", "pip installs the package into a venv without a package index"],
+    ["test_code.py", "code contexts: state across runs, a figure as PNG bytes, an error, a JavaScript context, the sync facade"],
   ] as const;
   it.each(files)(
     "%s: %s",

@@ -14,6 +14,7 @@ For scripts and notebooks without an event loop: hotline_client.sync.
 """
 
 from .client import HotlineClient, PrepareRun, ShellRun, connect
+from .code import Code, CodeImage, CodeOutput, CodeRun, CodeRunResult, ContextStatus
 from .connection import Connection
 from .discovery import Directories, Endpoint, discover_daemon, hotline_directories, read_token_file
 from .errors import HotlineError
@@ -26,7 +27,13 @@ from .session import Session, SessionRun
 
 __all__ = [
     "ActionName",
+    "Code",
+    "CodeImage",
+    "CodeOutput",
+    "CodeRun",
+    "CodeRunResult",
     "Connection",
+    "ContextStatus",
     "Directories",
     "Endpoint",
     "ErrorCode",

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._params import params as _params
+from .code import Code
 from .connection import Connection
 from .discovery import Endpoint, discover_daemon, read_token_file
 from .errors import HotlineError
@@ -60,6 +61,7 @@ class HotlineClient(ActionRequests):
     ) -> None:
         self.reconnect = reconnect or ReconnectPolicy()
         self.files = Files(self)
+        self.code = Code(self)
         self.tasks = Tasks(self)
         self.terminal = Terminal(self)
         self._resolve_endpoint = resolve_endpoint

@@ -8,7 +8,7 @@ PROTOCOL_VERSION = 1
 
 ErrorCode = Literal["bad_json", "invalid_request", "unknown_action", "unauthorized", "forbidden", "not_found", "conflict", "limit_exceeded", "unavailable", "internal"]
 
-ActionName = Literal["state.info", "state.guide", "state.catalog", "shell", "files.download", "files.extract", "files.run", "jobs.list", "jobs.status", "jobs.output", "jobs.follow", "jobs.unfollow", "jobs.wait", "jobs.input", "jobs.resize", "jobs.cancel", "tokens.create", "tokens.list", "tokens.revoke", "repos.add", "repos.list", "repos.snapshot", "repos.bundle", "tasks.create", "tasks.list", "tasks.commit", "tasks.run", "tasks.merge", "tasks.remove", "secrets.write", "prepare", "cache.list", "cache.prune", "files.read", "files.write", "files.edit", "files.list", "files.stat", "files.mkdir", "files.move", "files.remove", "files.search", "files.watch", "files.unwatch", "terminal.open", "console.open", "jobs.watch", "jobs.unwatch", "ssh.open", "ports.list", "ports.wait", "preview.open", "desktop.screenshot", "desktop.act", "browser.open", "desktop.open", "state.metrics", "session.open", "session.run", "session.status", "session.list", "session.close"]
+ActionName = Literal["state.info", "state.guide", "state.catalog", "shell", "files.download", "files.extract", "files.run", "jobs.list", "jobs.status", "jobs.output", "jobs.follow", "jobs.unfollow", "jobs.wait", "jobs.input", "jobs.resize", "jobs.cancel", "tokens.create", "tokens.list", "tokens.revoke", "repos.add", "repos.list", "repos.snapshot", "repos.bundle", "tasks.create", "tasks.list", "tasks.commit", "tasks.run", "tasks.merge", "tasks.remove", "secrets.write", "prepare", "cache.list", "cache.prune", "files.read", "files.write", "files.edit", "files.list", "files.stat", "files.mkdir", "files.move", "files.remove", "files.search", "files.watch", "files.unwatch", "terminal.open", "console.open", "jobs.watch", "jobs.unwatch", "ssh.open", "ports.list", "ports.wait", "preview.open", "desktop.screenshot", "desktop.act", "browser.open", "desktop.open", "state.metrics", "session.open", "session.run", "session.status", "session.list", "session.close", "code.context.create", "code.run", "code.context.list", "code.context.restart", "code.context.remove", "code.file"]
 
 
 class _WireErrorRequired(TypedDict):
@@ -1378,6 +1378,165 @@ class SessionListResult(TypedDict):
     sessions: list[SessionOpenResultSession]
 
 
+class _CodeContextCreateParamsRequired(TypedDict):
+    language: Literal["python", "javascript"]
+
+
+class CodeContextCreateParams(_CodeContextCreateParamsRequired, total=False):
+    cwd: str
+    env: dict[str, str]
+    idleTimeoutMs: int
+    interpreter: str
+
+
+class CodeContextCreateResultContextStopped(TypedDict):
+    """why a stopped context's interpreter ended"""
+    reason: str
+
+
+class _CodeContextCreateResultContextRequired(TypedDict):
+    id: str
+    language: Literal["python", "javascript"]
+    cwd: str
+    generation: int
+    state: Literal["starting", "idle", "busy", "restarting", "stopped"]
+    executionCount: int
+    idleTimeoutMs: int
+    createdAt: str
+
+
+class CodeContextCreateResultContext(_CodeContextCreateResultContextRequired, total=False):
+    default: Literal[True]
+    interpreter: str
+    version: str
+    pid: int
+    job: str
+    hostJob: str
+    names: list[str]
+    namesTotal: int
+    memoryBytes: int
+    lastRunAt: str
+    stopped: CodeContextCreateResultContextStopped
+
+
+class CodeContextCreateResult(TypedDict):
+    context: CodeContextCreateResultContext
+
+
+class _CodeRunParamsRequired(TypedDict):
+    code: str
+
+
+class CodeRunParams(_CodeRunParamsRequired, total=False):
+    context: str
+    language: Literal["python", "javascript"]
+    timeoutMs: int
+    key: str
+    wait: int
+
+
+class CodeRunResultResultOutputsItemFilesValue(TypedDict):
+    file: str
+    bytes: int
+
+
+class _CodeRunResultResultOutputsItemRequired(TypedDict):
+    type: Literal["result", "display"]
+    data: dict[str, Any]
+
+
+class CodeRunResultResultOutputsItem(_CodeRunResultResultOutputsItemRequired, total=False):
+    files: dict[str, CodeRunResultResultOutputsItemFilesValue]
+    metadata: dict[str, Any]
+
+
+class CodeRunResultResultError(TypedDict):
+    name: str
+    value: str
+    traceback: list[str]
+
+
+class CodeRunResultResultOmittedItem(TypedDict):
+    mime: str
+    bytes: int
+    why: str
+
+
+class _CodeRunResultResultRequired(TypedDict):
+    status: Literal["ok", "error", "interrupted", "timed_out"]
+    outputs: list[CodeRunResultResultOutputsItem]
+    executionCount: int
+    context: str
+    language: Literal["python", "javascript"]
+    generation: int
+
+
+class CodeRunResultResult(_CodeRunResultResultRequired, total=False):
+    error: CodeRunResultResultError
+    contextRestarted: Literal[True]
+    restartReason: str
+    lost: list[str]
+    lostTotal: int
+    omitted: list[CodeRunResultResultOmittedItem]
+
+
+class _CodeRunResultRequired(TypedDict):
+    job: JobStatus
+
+
+class CodeRunResult(_CodeRunResultRequired, total=False):
+    result: CodeRunResultResult
+    output: ShellResultOutput
+
+
+class CodeContextListResultBudget(TypedDict):
+    open: int
+    maxContexts: int
+    memoryBytes: int
+    maxMemoryBytes: int
+
+
+class CodeContextListResult(TypedDict):
+    contexts: list[CodeContextCreateResultContext]
+    budget: CodeContextListResultBudget
+
+
+class CodeContextRestartParams(TypedDict):
+    context: str
+
+
+class _CodeContextRestartResultRequired(TypedDict):
+    context: CodeContextCreateResultContext
+    lost: list[str]
+
+
+class CodeContextRestartResult(_CodeContextRestartResultRequired, total=False):
+    lostTotal: int
+
+
+class CodeContextRemoveResult(TypedDict):
+    removed: str
+
+
+class _CodeFileParamsRequired(TypedDict):
+    job: str
+    file: str
+
+
+class CodeFileParams(_CodeFileParamsRequired, total=False):
+    offset: int
+    limit: int
+
+
+class CodeFileResult(TypedDict):
+    data: str
+    encoding: Literal["base64"]
+    size: int
+    offset: int
+    next: int
+    eof: bool
+
+
 StateInfoParams = NoParams
 StateCatalogParams = NoParams
 FilesDownloadResult = JobReply
@@ -1407,6 +1566,8 @@ DesktopOpenResult = DesktopOpenResult1 | TerminalOpenResult2
 SessionListParams = NoParams
 SessionCloseParams = SessionStatusParams
 SessionCloseResult = SessionStatusResult
+CodeContextListParams = NoParams
+CodeContextRemoveParams = CodeContextRestartParams
 
 
 class ActionRequests:
@@ -1597,6 +1758,24 @@ class ActionRequests:
 
     @overload
     async def request(self, action: Literal["session.close"], params: SessionCloseParams) -> SessionCloseResult: ...
+
+    @overload
+    async def request(self, action: Literal["code.context.create"], params: CodeContextCreateParams) -> CodeContextCreateResult: ...
+
+    @overload
+    async def request(self, action: Literal["code.run"], params: CodeRunParams) -> CodeRunResult: ...
+
+    @overload
+    async def request(self, action: Literal["code.context.list"], params: CodeContextListParams | None = None) -> CodeContextListResult: ...
+
+    @overload
+    async def request(self, action: Literal["code.context.restart"], params: CodeContextRestartParams) -> CodeContextRestartResult: ...
+
+    @overload
+    async def request(self, action: Literal["code.context.remove"], params: CodeContextRemoveParams) -> CodeContextRemoveResult: ...
+
+    @overload
+    async def request(self, action: Literal["code.file"], params: CodeFileParams) -> CodeFileResult: ...
 
     async def request(self, action: str, params: Any = None) -> Any:
         """Sends one action and returns its result; raises HotlineError with the wire's error."""
@@ -1794,6 +1973,24 @@ class SyncActionRequests:
 
     @overload
     def request(self, action: Literal["session.close"], params: SessionCloseParams) -> SessionCloseResult: ...
+
+    @overload
+    def request(self, action: Literal["code.context.create"], params: CodeContextCreateParams) -> CodeContextCreateResult: ...
+
+    @overload
+    def request(self, action: Literal["code.run"], params: CodeRunParams) -> CodeRunResult: ...
+
+    @overload
+    def request(self, action: Literal["code.context.list"], params: CodeContextListParams | None = None) -> CodeContextListResult: ...
+
+    @overload
+    def request(self, action: Literal["code.context.restart"], params: CodeContextRestartParams) -> CodeContextRestartResult: ...
+
+    @overload
+    def request(self, action: Literal["code.context.remove"], params: CodeContextRemoveParams) -> CodeContextRemoveResult: ...
+
+    @overload
+    def request(self, action: Literal["code.file"], params: CodeFileParams) -> CodeFileResult: ...
 
     def request(self, action: str, params: Any = None) -> Any:
         """Sends one action and returns its result; raises HotlineError with the wire's error."""

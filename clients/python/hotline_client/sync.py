@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar
 
 from . import client as aio
+from .code import Code, CodeImage, CodeRun, CodeRunResult
 from .files import Files
 from .follow import FollowStream, Stream
 from .frames import FollowEvent
@@ -189,6 +190,32 @@ class SyncSession:
         self.close = loop.wrap(session.close)
 
 
+@dataclass
+class SyncCodeRun:
+    job: SyncJob
+    status: JobStatus
+    result: CodeRunResult | None = None
+    output: bytes | None = None
+
+
+class SyncCode:
+    def __init__(self, loop: _Loop, code: Code) -> None:
+        def code_run(run: CodeRun) -> SyncCodeRun:
+            return SyncCodeRun(SyncJob(loop, run.job), run.status, run.result, run.output)
+
+        self.run = loop.wrap_as(code.run, code_run)
+        self.create_context = loop.wrap(code.create_context)
+        self.list_contexts = loop.wrap(code.list_contexts)
+        self.restart_context = loop.wrap(code.restart_context)
+        self.remove_context = loop.wrap(code.remove_context)
+        self.file = loop.wrap(code.file)
+
+        async def images(run: SyncCodeRun) -> list[CodeImage]:
+            return await code.images(CodeRun(run.job._job, run.status, run.result, run.output))
+
+        self.images = loop.wrap(images)
+
+
 class SyncClient(SyncActionRequests):
     """The blocking twin of HotlineClient: the same methods, each returning its result."""
 
@@ -196,6 +223,7 @@ class SyncClient(SyncActionRequests):
         self._loop = loop
         self._client = client
         self.files = SyncFiles(loop, client.files)
+        self.code = SyncCode(loop, client.code)
         self.tasks = SyncTasks(loop, client.tasks)
         self.terminal = SyncTerminal(loop, client.terminal)
 
