@@ -94,6 +94,18 @@ export const TOOLSET_OF: Readonly<Record<string, ToolsetName>> = {
   "tokens.create": "access",
   "tokens.list": "access",
   "tokens.revoke": "access",
+  "session.open": "sessions",
+  "session.run": "sessions",
+  "session.status": "sessions",
+  "session.list": "sessions",
+  "session.close": "sessions",
+  "code.run": "sessions",
+  "code.context.create": "sessions",
+  "code.context.list": "sessions",
+  "code.context.restart": "sessions",
+  "code.context.remove": "sessions",
+  "code.file": "sessions",
+  "state.metrics": "operator",
 };
 
 /**
