@@ -121,8 +121,19 @@ describe("the first request of each kind on a fresh daemon", { timeout: 300_000 
 
     writeFileSync(join(work, "script.sh"), "echo from a script\n");
     await ok("files.run", { path: join(work, "script.sh"), interpreter: "bash", wait: 30_000 });
-    await ok("files.download", { url: `http://127.0.0.1:${app.port}/file.txt`, dest: join(work, "downloaded.txt"), wait: 30_000 });
-    await ok("files.download", { url: `http://127.0.0.1:${app.port}/chunked.txt`, dest: join(work, "chunked.txt"), wait: 30_000 });
+    const lean = await ok("files.download", {
+      url: `http://127.0.0.1:${app.port}/file.txt`,
+      dest: join(work, "downloaded.txt"),
+      wait: 30_000,
+    });
+    expect(lean.job.state, JSON.stringify(lean.job.error)).toBe("succeeded");
+    // A chunked answer is fetched again through undici (loaded on first use).
+    const viaUndici = await ok("files.download", {
+      url: `http://127.0.0.1:${app.port}/chunked.txt`,
+      dest: join(work, "chunked.txt"),
+      wait: 30_000,
+    });
+    expect(viaUndici.job.state, JSON.stringify(viaUndici.job.error)).toBe("succeeded");
     for (const [format, archive] of Object.entries(archives))
       await ok("files.extract", { archive, dest: join(work, `x-${format}`), format, wait: 30_000 });
 
@@ -137,6 +148,26 @@ describe("the first request of each kind on a fresh daemon", { timeout: 300_000 
     const watch = await ok("files.watch", { path: work, recursive: true });
     await ok("files.unwatch", { watch: watch.watch });
     await ok("files.remove", { path: join(work, "d"), recursive: true });
+
+    const session = await ok("session.open", { cwd: work });
+    const sid = session.session.id;
+    await ok("session.run", { session: sid, command: "cd d && export A=1", wait: 30_000 });
+    const pwd = await ok("session.run", { session: sid, command: "pwd; echo $A", wait: 30_000 });
+    expect(pwd.job.exitCode).toBe(0);
+    await ok("session.status", { session: sid });
+    await ok("session.list");
+    await ok("session.close", { session: sid });
+
+    const python = await ok("code.run", { code: "x = 41\nx + 1", wait: 60_000 });
+    expect(python.result?.status, JSON.stringify(python)).toBe("ok");
+    const js = await ok("code.context.create", { language: "javascript" });
+    const jsRun = await ok("code.run", { context: js.context.id, code: "let a = 1; a + 1", wait: 60_000 });
+    expect(jsRun.result?.status, JSON.stringify(jsRun)).toBe("ok");
+    await ok("code.context.list");
+    await ok("code.file", { job: python.job.id, file: "nothing.png" }, "not_found");
+    await ok("code.context.restart", { context: js.context.id });
+    await ok("code.context.remove", { context: js.context.id });
+    await ok("state.metrics");
 
     const token = await ok("tokens.create", { scope: "observe", ttlMs: 60_000 });
     await ok("tokens.list");
@@ -195,6 +226,11 @@ describe("the first request of each kind on a fresh daemon", { timeout: 300_000 
     await mcp.close();
 
     expect((await fetch(daemon.url.replace(/^ws/, "http"))).status).toBe(200); // GET /, the front door
+    const httpUrl = daemon.url.replace(/^ws/, "http");
+    const scrape = await fetch(`${httpUrl}/metrics`, { headers: { Authorization: `Bearer ${daemon.token}` } });
+    expect(scrape.status).toBe(200); // prom-client loads on the first scrape
+    expect(await scrape.text()).toContain("hotline_requests_total");
+    expect((await fetch(`${httpUrl}/healthz`)).status).toBe(200);
 
     // Every action was asked once (a new action joins this list, or the test names why not).
     expect(ACTIONS.map((a) => a.name).filter((a) => !done.has(a))).toEqual([]);
