@@ -36,8 +36,18 @@ describe("hotline top", { timeout: 120_000 }, () => {
     throw new Error("the job was never sampled");
   }
 
+  /** Until the sandbox has a sample (the first comes one interval after the start): top's header shows it. */
+  async function sandboxSampled(): Promise<void> {
+    for (let i = 0; i < 300; i++) {
+      if ((await ctx.client.ok("state.metrics", {})).samples.length > 0) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error("the sandbox was never sampled");
+  }
+
   it("prints one screen when not on a terminal: the sandbox, then the running jobs with CPU% and memory", async () => {
     const job = await busyJob();
+    await sandboxSampled();
     const run = spawnSync(process.execPath, [CLI_MAIN, "top", "memory"], { env: ctx.daemon.cliEnv, encoding: "utf8", timeout: 30_000 });
     expect(run.status, run.stderr).toBe(0);
     const lines = run.stdout.trimEnd().split("\n");

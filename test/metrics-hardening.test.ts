@@ -91,10 +91,14 @@ describe("the sampler under a job that forks continuously", { timeout: 300_000 }
     const pid = ctx.daemon.proc.pid!;
     const rssBefore = daemonRss(pid);
     // Thousands of short processes, none alive long enough to be sampled: their CPU reaches the job through bash.
-    const { job } = await ctx.client.ok("shell", { command: "end=$((SECONDS+6)); while [ $SECONDS -lt $end ]; do /bin/true; done" });
+    // It forks until told to stop (a file appears), so a loaded machine's slow sampling cannot outlast it.
+    const stop = join(mkdtempSync(join(tmpdir(), "hotline-forks-")), "stop");
+    onTestFinished(() => writeFileSync(stop, ""));
+    const { job } = await ctx.client.ok("shell", { command: `while [ ! -e ${stop} ]; do /bin/true; done` });
     const first = await statusUntil(ctx.client, job.id, (s) => s.usage !== undefined, "a first sample");
     const later = await statusUntil(ctx.client, job.id, (s) => s.usage?.cpuMs > first.usage.cpuMs + 200, "CPU growing");
     expect(later.state).toBe("running");
+    writeFileSync(stop, "");
     const { job: ended } = await ctx.client.ok("jobs.wait", { job: job.id, timeoutMs: 60_000 });
     expect(ended.state).toBe("succeeded");
     expect(ended.usage.cpuMs).toBeGreaterThanOrEqual(later.usage.cpuMs);
