@@ -76,7 +76,7 @@ export class ShellSession {
       driver: {
         spawn: ({ scratch }) => {
           this.stdin?.close();
-          this.stdin = new SessionStdin(join(scratch, "stdin"), `session ${settings.id}`);
+          this.stdin = new SessionStdin(join(scratch, "stdin"), `session ${settings.id}`, () => this.repl.child?.pid);
           const restore: Record<string, string> = this.restoreFrom ? { __HL_RESTORE: this.restoreFrom } : {};
           this.restoreFrom = undefined;
           return { argv: bashArgv(), cwd: this.cwd, env: { ...settings.env(this.cwd), ...restore, __HL_DIR: scratch }, stdin: "pipe" };

@@ -178,6 +178,19 @@ describe("shell sessions over the real daemon", () => {
     expect((await run(t.client, s, 'read -t 0.2 y; echo "[$y]"')).output.data).toBe("[]\n");
   });
 
+  it("takes input and eof sent the moment a command starts, before its line has opened its stdin", async () => {
+    // As `hotline session run` does with an empty or short piped stdin: the eof may come before the
+    // shell has opened the FIFO, which must not leave the command blocked in that open.
+    const s = await open(t.client);
+    for (let i = 0; i < 30; i++) {
+      const started = await t.client.ok("session.run", { session: s, command: "cat; echo end" });
+      await t.client.ok("jobs.input", { job: started.job.id, ...(i % 2 ? { data: `${i}\n` } : {}), eof: true });
+      const { job } = await t.client.ok("jobs.wait", { job: started.job.id, timeoutMs: WAIT }, WAIT + 10_000);
+      expect(job, `command ${i}`).toMatchObject({ state: "succeeded", exitCode: 0 });
+      expect((await outputOf(t.client, job.id)).toString()).toBe(i % 2 ? `${i}\nend\n` : "end\n");
+    }
+  });
+
   it("cancels a command (SIGINT, then TERM) and keeps the session and its state", async () => {
     const s = await open(t.client);
     await run(t.client, s, "export KEEP=kept");
