@@ -22,8 +22,6 @@ const MAX_TABLE_LIMIT = 1000;
  * token table is filled to its cap (MAX_LIVE_TOKENS): its writes are off the event loop.
  */
 const MANY_JOBS = 100;
-/** Another client's slowest state.info while the token table fills and empties (the budget is 100 ms; noise on a shared 2-core machine). */
-const INFO_BOUND_MS = 1000;
 
 const ctx = useDaemon();
 const rows: string[] = [];
@@ -163,6 +161,7 @@ describe("hostile sizes: jobs and terminals", () => {
 describe("hostile sizes: tokens, workspace, prepare, state, frames", () => {
   it(`tokens: the table filled to its cap (${MAX_LIVE_TOKENS}) with the longest labels, one past it refused, single changes at the full table, tokens.list, all revoked; state.info answers throughout`, async () => {
     const observer = await ctx.daemon.client();
+    const stallsFrom = ctx.daemon.stalls.length;
     const label = chars(200, "l");
     const create = (client: TestClient) => client.call("tokens.create", { scope: "observe", ttlMs: 600_000, label }, 60_000);
     const worst: Record<string, number> = {};
@@ -202,7 +201,10 @@ describe("hostile sizes: tokens, workspace, prepare, state, frames", () => {
     rows.push(
       `  another client's slowest state.info (ms): ${JSON.stringify(worst)}; bytes written, in full files: ${JSON.stringify(writes)}`,
     );
-    for (const [phase, ms] of Object.entries(worst)) expect(ms, `slowest state.info while ${phase}`).toBeLessThan(INFO_BOUND_MS);
+    // Another client was answered in every phase (worstInfoDuring waits for its answers), and the
+    // watchdog's figure: no turn the daemon itself spent over the suite's budget. The round trips'
+    // wall-clock time is only reported: on a loaded machine it measures the machine.
+    expect(stallsOverBudget(ctx.daemon, stallsFrom).map(describeStall)).toEqual([]);
     // Changes made together share a write: filling or emptying the table costs a few writes of the
     // file, not one per change (which is ~500 files' worth: the table grows or shrinks as it goes).
     for (const [phase, files] of Object.entries(writes))

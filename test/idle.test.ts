@@ -15,7 +15,8 @@ describe("idle tracking", () => {
       await client.waitForExit(job.id);
       const after = await client.ok("state.info");
       expect(Date.parse(after.lastActivity)).toBeGreaterThan(Date.parse(before.lastActivity));
-      expect(after.idleMs).toBeLessThan(1000);
+      // idleMs counts from that activity (a consistency check, not a time limit: a loaded machine may take any time here).
+      expect(after.idleMs).toBeLessThanOrEqual(Date.now() - Date.parse(after.lastActivity) + 1);
     });
   });
 

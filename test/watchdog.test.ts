@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { type TestDaemon, withDaemon } from "./helpers/daemon.js";
@@ -19,6 +19,27 @@ async function freeze(daemon: TestDaemon, ms: number): Promise<void> {
   } finally {
     daemon.proc.kill("SIGCONT");
   }
+}
+
+/**
+ * Puts every thread of the daemon on one CPU beside a busy loop on that CPU (ended with the test),
+ * at idle priority (`chrt -i`) or at a nice level: runnable, it waits for the CPU, as when a loaded
+ * machine deschedules it. Processes it starts inherit both (they are forked from its main thread).
+ */
+function hogBeside(daemon: TestDaemon, priority: { idle: true } | { nice: number }): ChildProcess {
+  const pid = String(daemon.proc.pid);
+  const cpu = /Cpus_allowed_list:\s*(\d+)/.exec(readFileSync("/proc/self/status", "utf8"))![1]!; // one this test may use
+  const threads = readdirSync(`/proc/${pid}/task`);
+  for (const cmd of [
+    ["taskset", "-a", "-p", "-c", cpu, pid],
+    "idle" in priority ? ["chrt", "-a", "-i", "-p", "0", pid] : ["renice", "-n", String(priority.nice), "-p", ...threads],
+  ]) {
+    const res = spawnSync(cmd[0]!, cmd.slice(1), { encoding: "utf8" });
+    expect(res.status, `${cmd.join(" ")}: ${res.stderr}`).toBe(0);
+  }
+  const hog = spawn("taskset", ["-c", cpu, process.execPath, "-e", "for(;;);"], { stdio: "ignore" });
+  onTestFinished(() => void hog.kill("SIGKILL"));
+  return hog;
 }
 
 describe("the event-loop watchdog", () => {
@@ -65,19 +86,9 @@ describe("the event-loop watchdog", () => {
 
   it("time the daemon waits for a CPU makes turns late but is not counted as a stall", async () => {
     await withDaemon({ args: ["--log-level", "debug"] }, async (daemon, client) => {
-      const pid = String(daemon.proc.pid);
-      const cpu = /Cpus_allowed_list:\s*(\d+)/.exec(readFileSync("/proc/self/status", "utf8"))![1]!; // one this test may use
       // Every thread of the daemon on one CPU at idle priority, beside a busy loop on the same CPU:
       // the daemon is runnable but waits for the CPU, as when a loaded machine deschedules it.
-      for (const cmd of [
-        ["taskset", "-a", "-p", "-c", cpu, pid],
-        ["chrt", "-a", "-i", "-p", "0", pid],
-      ]) {
-        const res = spawnSync(cmd[0]!, cmd.slice(1), { encoding: "utf8" });
-        expect(res.status, `${cmd.join(" ")}: ${res.stderr}`).toBe(0);
-      }
-      const hog: ChildProcess = spawn("taskset", ["-c", cpu, process.execPath, "-e", "for(;;);"], { stdio: "ignore" });
-      onTestFinished(() => void hog.kill("SIGKILL"));
+      const hog = hogBeside(daemon, { idle: true });
       // Until the watchdog has seen a late turn: how soon one comes depends on the machine's load.
       const lateSeen = () => daemon.logLines.some((l) => l.includes('"event loop late: the daemon waited for a CPU"'));
       for (const started = Date.now(); !lateSeen() && Date.now() - started < 20_000; ) await sleep(250);
@@ -92,4 +103,25 @@ describe("the event-loop watchdog", () => {
       expect(records.filter((r) => r.msg === "event loop stalled")).toEqual([]);
     });
   });
+
+  it("time blocked in a spawn while the new child waits for a CPU to exec is not counted as a stall", async () => {
+    await withDaemon({ args: ["--log-level", "debug"] }, async (daemon, client) => {
+      // The daemon beside a busy loop on its CPU, at nice 19: each job's process, forked at nice 19
+      // too, waits there for the CPU before its exec, while spawn holds the daemon's main thread
+      // asleep (blocked, not runnable: the daemon's own schedstat does not excuse that time).
+      const hog = hogBeside(daemon, { nice: 19 });
+      const records = () => daemon.logLines.filter((l) => l.includes('"event loop ')).map((l) => JSON.parse(l));
+      const childWaits = () => records().filter((r) => r.childrenRunQueueMs > 0);
+      // Until a late turn shows a child's wait: whether a spawn blocks depends on which of the two runs first.
+      for (let i = 0; i < 20 && childWaits().length === 0; i++) {
+        const { job } = await client.ok("shell", { command: "true", wait: 60_000 }, 60_000);
+        expect(job.state).toBe("succeeded");
+      }
+      hog.kill("SIGKILL");
+      const { eventLoop } = await client.ok("state.info");
+      expect(childWaits().length, JSON.stringify(records())).toBeGreaterThan(0);
+      expect(records().filter((r) => r.msg === "event loop stalled")).toEqual([]);
+      expect(eventLoop.stalls, JSON.stringify(records())).toBe(0);
+    });
+  }, 180_000);
 });

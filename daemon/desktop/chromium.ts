@@ -4,6 +4,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { ActionError } from "../../protocol/errors.js";
 import { terminateGroup } from "../process/index.js";
+import { startChild } from "../watchdog/child-wait.js";
 
 /** Chromium's DevTools endpoint on loopback, once it listens. */
 export interface DevTools {
@@ -62,7 +63,7 @@ export class ChromiumBrowser {
       ...(process.getuid?.() === 0 ? ["--no-sandbox"] : []),
       "about:blank",
     ];
-    const child = spawn(CHROMIUM, args, { env: { ...process.env, DISPLAY: display }, stdio: "ignore", detached: true });
+    const child = startChild(() => spawn(CHROMIUM, args, { env: { ...process.env, DISPLAY: display }, stdio: "ignore", detached: true }));
     child.unref();
     const entry = { child, devtools: Promise.resolve() as unknown as Promise<DevTools> };
     const exited = new Promise<never>((_resolve, reject) => {

@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { ActionError } from "../../protocol/errors.js";
+import { startChild } from "../watchdog/child-wait.js";
 
 export interface XCommandOptions {
   /** The X display the tool talks to (DISPLAY). */
@@ -26,10 +27,12 @@ const STDERR_KEEP = 2000;
 export function runX(file: string, args: readonly string[], options: XCommandOptions): Promise<Buffer> {
   const max = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
   return new Promise((resolve, reject) => {
-    const child = spawn(file, args, {
-      env: { ...process.env, DISPLAY: options.display },
-      stdio: [options.input ? "pipe" : "ignore", "pipe", "pipe"],
-    });
+    const child = startChild(() =>
+      spawn(file, args, {
+        env: { ...process.env, DISPLAY: options.display },
+        stdio: [options.input ? "pipe" : "ignore", "pipe", "pipe"],
+      }),
+    );
     const chunks: Buffer[] = [];
     let length = 0;
     let stderr = "";

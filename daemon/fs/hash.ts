@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import type { Stats } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
+import { startChild } from "../watchdog/child-wait.js";
 
 /** Bytes per read while hashing on the event loop (small files only; the reads yield between pieces). */
 const UPDATE_SLICE = 256 * 1024;
@@ -35,7 +36,7 @@ export async function hashHandle(handle: FileHandle, size: number, signal?: Abor
 function hashInChild(handle: FileHandle, signal?: AbortSignal): Promise<string | undefined> {
   return new Promise((resolve) => {
     if (signal?.aborted) return resolve(undefined);
-    const child = spawn("sha256sum", [], { stdio: [handle.fd, "pipe", "ignore"], signal, killSignal: "SIGKILL" });
+    const child = startChild(() => spawn("sha256sum", [], { stdio: [handle.fd, "pipe", "ignore"], signal, killSignal: "SIGKILL" }));
     let out = "";
     child.stdout?.setEncoding("utf8").on("data", (s: string) => (out += s));
     child.once("error", () => resolve(undefined));

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { raiseOomScore, signalGroup } from "../process/index.js";
 import { devEnvToRc, environmentFromExports, type DevEnvJson } from "./dev-env.js";
 import type { PreparedEnvironment } from "./environment.js";
+import { startChild } from "../watchdog/child-wait.js";
 
 export interface HookRunOptions {
   cwd: string;
@@ -38,12 +39,14 @@ export async function runShellHook(json: DevEnvJson, opts: HookRunOptions): Prom
   const base: Record<string, string> = { HOME: homedir(), USER: user, LOGNAME: user, PATH: hostPath, LANG: process.env.LANG ?? "C.UTF-8" };
   try {
     const dump = await new Promise<Buffer>((resolve, reject) => {
-      const child = spawn("bash", ["--noprofile", "--norc", "-c", SCRIPT, "hotline-hook", rcPath], {
-        cwd: opts.cwd,
-        env: base,
-        stdio: ["ignore", "pipe", "pipe", "pipe"],
-        detached: true,
-      });
+      const child = startChild(() =>
+        spawn("bash", ["--noprofile", "--norc", "-c", SCRIPT, "hotline-hook", rcPath], {
+          cwd: opts.cwd,
+          env: base,
+          stdio: ["ignore", "pipe", "pipe", "pipe"],
+          detached: true,
+        }),
+      );
       raiseOomScore(child.pid); // the workspace's own shell hook
       const chunks: Buffer[] = [];
       const killGroup = (): boolean => signalGroup(child.pid, "SIGKILL");

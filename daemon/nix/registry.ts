@@ -2,6 +2,7 @@ import { execFile } from "node:child_process";
 import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import { nixArgs } from "../runners/nix-cli.js";
 import type { NixpkgsPin } from "./pin.js";
+import { startChild } from "../watchdog/child-wait.js";
 
 /**
  * The flake registry jobs resolve `nixpkgs` through: one entry, `nixpkgs` → the daemon's default
@@ -55,8 +56,10 @@ export async function writeNixpkgsRegistry(
     writeFileSync(temp, text, { mode: 0o644 });
   } else {
     await new Promise<void>((resolve, reject) =>
-      execFile("nix", nixArgs(["registry", "add", "--registry", temp, "nixpkgs", ref]), { env, timeout: 30_000 }, (err) =>
-        err ? reject(err) : resolve(),
+      startChild(() =>
+        execFile("nix", nixArgs(["registry", "add", "--registry", temp, "nixpkgs", ref]), { env, timeout: 30_000 }, (err) =>
+          err ? reject(err) : resolve(),
+        ),
       ),
     );
   }

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
 import { raiseOomScore, signalGroup, signalTarget, terminateGroup, type Escalation } from "../process/index.js";
 import { InputQueue } from "../util/input-queue.js";
+import { startChild } from "../watchdog/child-wait.js";
 
 /** How one generation of a long-lived child starts. */
 export interface ChildSpec {
@@ -42,12 +43,14 @@ export class ReplChild {
 
   constructor(spec: ChildSpec, hooks: ChildHooks) {
     const [file, ...args] = spec.argv;
-    this.proc = spawn(file!, args, {
-      cwd: spec.cwd,
-      env: spec.env,
-      detached: true, // its own process group: a group signal reaches everything it started there
-      stdio: [spec.stdin, "pipe", "pipe", "pipe", "pipe"],
-    });
+    this.proc = startChild(() =>
+      spawn(file!, args, {
+        cwd: spec.cwd,
+        env: spec.env,
+        detached: true, // its own process group: a group signal reaches everything it started there
+        stdio: [spec.stdin, "pipe", "pipe", "pipe", "pipe"],
+      }),
+    );
     this.pid = this.proc.pid;
     raiseOomScore(this.pid);
     // Every stream gets an error listener: a write to a child that just died is EPIPE, not a crash.

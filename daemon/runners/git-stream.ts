@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { ActionError } from "../../protocol/errors.js";
 import { gitEnvironment } from "./git.js";
+import { startChild } from "../watchdog/child-wait.js";
 
 const STDERR_LIMIT = 8 * 1024;
 
@@ -28,11 +29,13 @@ export function streamGit(args: readonly string[], options: GitStreamOptions): P
   return new Promise((resolve, reject) => {
     // Not detached: a new session measurably slowed git grep on a loaded machine (its own
     // scheduling group), and the commands streamed here start no helpers of their own to reach.
-    const child = spawn("git", ["-c", "core.fsmonitor=false", ...args], {
-      cwd: options.cwd,
-      env: gitEnvironment(),
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const child = startChild(() =>
+      spawn("git", ["-c", "core.fsmonitor=false", ...args], {
+        cwd: options.cwd,
+        env: gitEnvironment(),
+        stdio: ["ignore", "pipe", "pipe"],
+      }),
+    );
     let stopped: GitStreamResult["stopped"];
     let stderr = "";
     const stop = (why: "enough" | "timeout"): void => {

@@ -2,6 +2,7 @@ import { execa } from "execa";
 import { ActionError } from "../../protocol/errors.js";
 import { raiseOomScore, terminateGroup, waitGroupGone, type Escalation } from "../process/index.js";
 import type { ProgressUpdate } from "./context.js";
+import { startChild } from "../watchdog/child-wait.js";
 
 /**
  * The one door to the real `git` binary. Every call runs with a sanitized environment (only
@@ -98,18 +99,20 @@ export function parseGitProgress(line: string): ProgressUpdate | undefined {
 /** Runs `git <args>` and returns its output; throws GitFailure on a non-zero exit unless allowFailure. */
 export async function runGit(args: readonly string[], options: GitCallOptions): Promise<GitResult> {
   options.signal?.throwIfAborted();
-  const child = execa("git", [...FORCED_CONFIG, ...args], {
-    cwd: options.cwd,
-    env: gitEnvironment(options.env),
-    extendEnv: false,
-    ...(options.input === undefined ? { stdin: "ignore" as const } : { input: options.input }),
-    reject: false,
-    stripFinalNewline: false,
-    maxBuffer: MAX_BUFFER_BYTES,
-    // Own process group, so a cancel reaches git's helpers too (see onAbort below).
-    detached: true,
-    buffer: { stdout: true, stderr: options.onProgress === undefined && options.onStderrLine === undefined },
-  });
+  const child = startChild(() =>
+    execa("git", [...FORCED_CONFIG, ...args], {
+      cwd: options.cwd,
+      env: gitEnvironment(options.env),
+      extendEnv: false,
+      ...(options.input === undefined ? { stdin: "ignore" as const } : { input: options.input }),
+      reject: false,
+      stripFinalNewline: false,
+      maxBuffer: MAX_BUFFER_BYTES,
+      // Own process group, so a cancel reaches git's helpers too (see onAbort below).
+      detached: true,
+      buffer: { stdout: true, stderr: options.onProgress === undefined && options.onStderrLine === undefined },
+    }),
+  );
   raiseOomScore(child.pid);
   let stderrTail = "";
   if (options.onProgress || options.onStderrLine) {

@@ -1,6 +1,7 @@
 import { execFile, spawn } from "node:child_process";
 import { raiseOomScore, signalGroup, terminateGroup, type Escalation } from "../process/index.js";
 import type { RunContext } from "./context.js";
+import { startChild } from "../watchdog/child-wait.js";
 
 /**
  * The experimental features the daemon relies on. They are passed on every Nix call (`extra-`
@@ -70,12 +71,14 @@ export function runNix(ctx: Pick<RunContext, "signal">, opts: NixRunOptions): Pr
   const maxStdout = opts.maxStdoutBytes ?? 256 * 1024 * 1024;
   return new Promise((resolve, reject) => {
     if (ctx.signal.aborted) return reject(ctx.signal.reason ?? new Error("aborted"));
-    const child = spawn(opts.program ?? "nix", nixArgs([...opts.args, "--log-format", "internal-json"]), {
-      cwd: opts.cwd,
-      env: opts.env ?? process.env,
-      stdio: ["ignore", "pipe", "pipe"],
-      detached: true,
-    });
+    const child = startChild(() =>
+      spawn(opts.program ?? "nix", nixArgs([...opts.args, "--log-format", "internal-json"]), {
+        cwd: opts.cwd,
+        env: opts.env ?? process.env,
+        stdio: ["ignore", "pipe", "pipe"],
+        detached: true,
+      }),
+    );
     raiseOomScore(child.pid); // a runaway evaluation or build is taken before the daemon
     const stdout: Buffer[] = [];
     let stdoutBytes = 0;
@@ -141,14 +144,16 @@ export function execNix(
   opts: { env?: NodeJS.ProcessEnv; signal?: AbortSignal; timeoutMs?: number } = {},
 ): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = execFile(
-      program,
-      nixArgs(args),
-      { env: opts.env ?? process.env, signal: opts.signal, timeout: opts.timeoutMs ?? 0 },
-      (err, stdout, stderr) => {
-        if (err) reject(Object.assign(err, { stderr: stripAnsi(String(stderr)).trim() }));
-        else resolve(String(stdout));
-      },
+    const child = startChild(() =>
+      execFile(
+        program,
+        nixArgs(args),
+        { env: opts.env ?? process.env, signal: opts.signal, timeout: opts.timeoutMs ?? 0 },
+        (err, stdout, stderr) => {
+          if (err) reject(Object.assign(err, { stderr: stripAnsi(String(stderr)).trim() }));
+          else resolve(String(stdout));
+        },
+      ),
     );
     raiseOomScore(child.pid);
   });

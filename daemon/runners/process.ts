@@ -3,6 +3,7 @@ import type { RunContext } from "./context.js";
 import { EXEC_SIZE_ADVICE } from "../util/exec-limits.js";
 import { InputQueue } from "../util/input-queue.js";
 import { raiseOomScore, reapMarked, signalGroup, terminateGroup } from "../process/index.js";
+import { startChild } from "../watchdog/child-wait.js";
 
 export interface ProcessSpec {
   /** argv: file then arguments (a shell command arrives here as ["bash", "-c", cmd]). */
@@ -69,12 +70,14 @@ export function startProcess(spec: ProcessSpec, ctx: RunContext): { control: Pro
   // no buffering, no shell, raw streams into the job log, our own process-group termination.
   let child: ChildProcess;
   try {
-    child = spawn(file!, args, {
-      cwd: spec.cwd,
-      env: spec.env,
-      detached: true,
-      stdio: [spec.stdin === true || typeof spec.stdin === "string" ? "pipe" : "ignore", "pipe", "pipe"],
-    });
+    child = startChild(() =>
+      spawn(file!, args, {
+        cwd: spec.cwd,
+        env: spec.env,
+        detached: true,
+        stdio: [spec.stdin === true || typeof spec.stdin === "string" ? "pipe" : "ignore", "pipe", "pipe"],
+      }),
+    );
   } catch (err) {
     // Node throws at once for errors other than ENOENT/EACCES/EAGAIN/EMFILE/ENFILE — E2BIG among them.
     return notStarted(file!, err as NodeJS.ErrnoException);

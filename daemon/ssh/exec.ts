@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import type { ServerChannel } from "ssh2";
 import { escalate, signalGroup } from "../process/index.js";
 import type { Outflow } from "./outflow.js";
+import { startChild } from "../watchdog/child-wait.js";
 
 /** What the daemon does to a process a channel runs: signal its group, end it with the session. */
 export interface ChannelProcess {
@@ -50,7 +51,7 @@ export function runOnChannel(channel: ServerChannel, command: ChannelCommand, ou
   const [file, ...args] = command.argv;
   let child: ReturnType<typeof spawn>;
   try {
-    child = spawn(file!, args, { cwd: command.cwd, env: command.env, detached: true, stdio: ["pipe", "pipe", "pipe"] });
+    child = startChild(() => spawn(file!, args, { cwd: command.cwd, env: command.env, detached: true, stdio: ["pipe", "pipe", "pipe"] }));
   } catch (err) {
     return failed(channel, file!, err as Error);
   }

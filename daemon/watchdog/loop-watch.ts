@@ -1,5 +1,6 @@
 import { monitorEventLoopDelay, type IntervalHistogram } from "node:perf_hooks";
 import type { Logger } from "pino";
+import { childrenRunQueueMs } from "./child-wait.js";
 import { SchedClock, type SchedTimes } from "./sched-clock.js";
 import { type Blame, type WorkTracker, work } from "./work.js";
 
@@ -33,7 +34,8 @@ const round = (ms: number): number => Math.round(ms * 10) / 10;
  * (Comparing CPU used with the wall gap would excuse those; schedstat tells the two apart.)
  * One exception: the main thread blocked while the daemon's other threads waited for a CPU (V8's
  * GC helpers it joins, starved on the same loaded CPU) waited for a CPU too, through them; that
- * blocked time is excused up to the other threads' run-queue wait in the same turn.
+ * blocked time is excused up to the other threads' run-queue wait in the same turn. Likewise the
+ * time it was blocked in a spawn while the new child waited for a CPU to exec (child-wait.ts).
  * What stays as noise: a virtual machine's vCPU stolen by its host looks like work to the guest.
  */
 export class LoopWatch {
@@ -43,6 +45,7 @@ export class LoopWatch {
   private since = new Date();
   private lastTick = 0;
   private lastSched: SchedTimes | undefined;
+  private lastChildrenWaited = 0;
   private stalls = 0;
   private worst: EventLoopReport["worstStall"];
 
@@ -57,6 +60,7 @@ export class LoopWatch {
     this.histogram.enable();
     this.lastTick = performance.now();
     this.lastSched = this.sched.read();
+    this.lastChildrenWaited = childrenRunQueueMs();
     this.timer = setInterval(() => this.tick(), TICK_MS);
     this.timer.unref();
   }
@@ -81,6 +85,7 @@ export class LoopWatch {
   private tick(): void {
     const now = performance.now();
     const sched = this.sched.read();
+    const childrenWaited = childrenRunQueueMs();
     const lateMs = now - this.lastTick - TICK_MS;
     if (lateMs >= STALL_MS) {
       const before = this.lastSched;
@@ -88,26 +93,32 @@ export class LoopWatch {
       const cpuMs = sched && before ? sched.cpuMs - before.cpuMs : undefined;
       const othersQueuedMs = sched && before ? sched.othersWaitedMs - before.othersWaitedMs : 0;
       const blockedMs = Math.max(0, lateMs - queuedMs - (cpuMs ?? lateMs));
-      const busyMs = Math.max(0, lateMs - queuedMs - Math.min(blockedMs, othersQueuedMs));
-      const waits = { queuedMs, othersQueuedMs };
+      const childrenQueuedMs = childrenWaited - this.lastChildrenWaited;
+      const busyMs = Math.max(0, lateMs - queuedMs - Math.min(blockedMs, othersQueuedMs + childrenQueuedMs));
+      const waits = { queuedMs, othersQueuedMs, childrenQueuedMs };
       this.late(lateMs, busyMs, waits, cpuMs, this.tracker.blame(this.lastTick, busyMs));
     } else {
       this.tracker.reset();
     }
     this.lastTick = now;
     this.lastSched = sched;
+    this.lastChildrenWaited = childrenWaited;
   }
 
   private late(
     lateMs: number,
     busyMs: number,
-    waits: { queuedMs: number; othersQueuedMs: number },
+    waits: { queuedMs: number; othersQueuedMs: number; childrenQueuedMs: number },
     cpuMs: number | undefined,
     blame: Blame,
   ): void {
     // cpuMs (the main thread on a CPU) is for the reader: busyMs minus it was spent blocked (or, in a VM, stolen).
     const cpu = cpuMs === undefined ? {} : { cpuMs: round(cpuMs) };
-    const queues = { runQueueMs: round(waits.queuedMs), otherThreadsRunQueueMs: round(waits.othersQueuedMs) };
+    const queues = {
+      runQueueMs: round(waits.queuedMs),
+      otherThreadsRunQueueMs: round(waits.othersQueuedMs),
+      childrenRunQueueMs: round(waits.childrenQueuedMs),
+    };
     const record = { ms: round(lateMs), busyMs: round(busyMs), ...queues, ...cpu, ...blame };
     if (busyMs < STALL_MS) {
       this.log.debug(record, "event loop late: the daemon waited for a CPU");

@@ -104,11 +104,8 @@ function readSchedstat(fd: number, buffer: Buffer): { cpuNs: number; waitedNs: n
 let mainThreadFd: number | null | undefined;
 const mainThreadBuffer = Buffer.alloc(SCHEDSTAT_BYTES);
 
-/**
- * The main thread's time runnable but waiting for a CPU since it started (ms; 0 where the kernel
- * does not report it): what a caller timing its own synchronous work subtracts on a busy machine.
- */
-export function mainThreadRunQueueMs(): number {
+/** The main thread's scheduler times since it started (ms): on a CPU, and runnable waiting for one; undefined where the kernel does not report them. */
+export function mainThreadTimes(): { cpuMs: number; waitedMs: number } | undefined {
   if (mainThreadFd === undefined) {
     try {
       mainThreadFd = openSync(`/proc/self/task/${process.pid}/schedstat`, "r");
@@ -116,5 +113,28 @@ export function mainThreadRunQueueMs(): number {
       mainThreadFd = null;
     }
   }
-  return mainThreadFd === null ? 0 : (readSchedstat(mainThreadFd, mainThreadBuffer)?.waitedNs ?? 0) / 1e6;
+  const times = mainThreadFd === null ? undefined : readSchedstat(mainThreadFd, mainThreadBuffer);
+  return times && { cpuMs: times.cpuNs / 1e6, waitedMs: times.waitedNs / 1e6 };
+}
+
+/**
+ * The main thread's time runnable but waiting for a CPU since it started (ms; 0 where the kernel
+ * does not report it): what a caller timing its own synchronous work subtracts on a busy machine.
+ */
+export function mainThreadRunQueueMs(): number {
+  return mainThreadTimes()?.waitedMs ?? 0;
+}
+
+/** Another process's (its main thread's) time runnable but waiting for a CPU since it started (ms); undefined when unreadable. */
+export function processRunQueueMs(pid: number): number | undefined {
+  let fd: number | undefined;
+  try {
+    fd = openSync(`/proc/${pid}/schedstat`, "r");
+    const times = readSchedstat(fd, mainThreadBuffer);
+    return times && times.waitedNs / 1e6;
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
 }

@@ -2,22 +2,24 @@ import { readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { type TestClient, useDaemon } from "../helpers/daemon.js";
+import { describeStall, stallsOverBudget } from "../helpers/stalls.js";
 import { buildTar, manyEntryZip, zstdRawBlocks } from "./archive-builders.js";
 import { scratchDirs } from "./helpers.js";
 
 /**
  * Extraction never holds the daemon's event loop: while the hostile and the merely big archives
- * of issue 10.1 are extracted, another client's state.info and the job's cancel answer within the
- * issue's 100 ms budget, and a zstd frame whose blocks would cost minutes of decoding is refused.
+ * of issue 10.1 are extracted, another client's state.info and the job's cancel are answered with no
+ * turn of the daemon's over the budget, and a zstd frame whose blocks would cost minutes of decoding
+ * is refused.
  */
 
 /**
- * The issue's budget is 100 ms; the assertion allows 500 ms because this machine runs many test
- * processes on two cores (load ~12), where scheduling alone delays a round trip by 70–270 ms now
- * and then, whatever the daemon does. Before the fix these stalls were 7 s (the zip) and minutes
- * (the zstd frame); `npm run bench` reports the p99 against the 100 ms goal.
+ * What is asserted is the watchdog's figure, not round trips' wall-clock time (on a loaded machine
+ * that measures the machine): another client is answered throughout, and no turn the daemon itself
+ * spent (on a CPU or blocked, not waiting for one) goes over the suite's budget. Before the fix
+ * such turns were 7 s (the zip) and minutes (the zstd frame); `npm run bench` reports the p99
+ * against the 100 ms goal.
  */
-const BUDGET_MS = 500;
 
 /** Round-trip times of state.info on `client`, one after another, until `until` settles. */
 async function measureWhile(client: TestClient, until: Promise<unknown>): Promise<number[]> {
@@ -41,6 +43,7 @@ describe("extraction keeps the daemon responsive", () => {
     const archive = join(scratch, "nasty.tar.zst");
     writeFileSync(archive, zstdRawBlocks(tar, 1));
     const probe = await ctx.daemon.client();
+    const stallsFrom = ctx.daemon.stalls.length;
     try {
       const { job } = await ctx.client.ok("files.extract", { archive, dest: join(fresh(), "out") });
       await ctx.client.ok("jobs.follow", { job: job.id });
@@ -50,7 +53,8 @@ describe("extraction keeps the daemon responsive", () => {
       expect(status.state).toBe("failed");
       expect(status.error).toMatchObject({ code: "limit_exceeded" });
       expect(status.error.message).toMatch(/zstd blocks would cost .* decoding work/);
-      expect(Math.max(...rtts)).toBeLessThan(BUDGET_MS);
+      expect(rtts.length).toBeGreaterThan(0);
+      expect(stallsOverBudget(ctx.daemon, stallsFrom).map(describeStall)).toEqual([]);
     } finally {
       await probe.close();
     }
@@ -93,6 +97,7 @@ describe("extraction keeps the daemon responsive", () => {
       const dir = fresh();
       const archive = await make(dir);
       const probe = await ctx.daemon.client();
+      const stallsFrom = ctx.daemon.stalls.length;
       try {
         const { job } = await ctx.client.ok("files.extract", { archive, dest: join(dir, "out") });
         await ctx.client.ok("jobs.follow", { job: job.id });
@@ -116,8 +121,10 @@ describe("extraction keeps the daemon responsive", () => {
         const rtts = await measuring;
         expect(status.state).toBe("cancelled");
         expect(rtts.length).toBeGreaterThan(0);
-        expect(Math.max(...rtts)).toBeLessThan(BUDGET_MS);
-        expect(cancelMs).toBeLessThan(BUDGET_MS);
+        console.log(
+          `[measure] ${label}: jobs.cancel answered in ${cancelMs.toFixed(1)} ms, slowest state.info ${Math.max(...rtts).toFixed(1)} ms`,
+        );
+        expect(stallsOverBudget(ctx.daemon, stallsFrom).map(describeStall)).toEqual([]);
         expect(readdirSync(dir)).toEqual([archive.slice(dir.length + 1)]);
       } finally {
         await probe.close();

@@ -2,12 +2,13 @@ import { closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readFileSync
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useDaemon } from "../helpers/daemon.js";
+import { describeStall, stallsOverBudget } from "../helpers/stalls.js";
 import { bigScratch, childrenNamed, manyFiles, peakRssMiB, rssMiB, scratch, worstInfoDuring } from "./helpers.js";
 
-// Issue 21, items 1–4: one big file action must not hold up another client. The bound asserted
-// on another client's slowest state.info round trip is 1 s, far above this loaded machine's noise
-// and far below what these actions cost before (5–40 s); the daemon's own budget is 100 ms.
-const STALL_BOUND_MS = 1000;
+// Issue 21, items 1–4: one big file action must not hold up another client. Asserted: another
+// client is answered while it runs, and the watchdog's figure, no turn the daemon itself spent (on
+// a CPU or blocked, not waiting for one) over the suite's budget. These actions cost 5–40 s in one
+// turn before. A round trip's wall-clock time is only logged: on a loaded machine it measures the machine.
 const ENTRIES = 150_000;
 
 describe("big file actions do not stall other clients", () => {
@@ -17,6 +18,7 @@ describe("big file actions do not stall other clients", () => {
     const dir = bigScratch();
     await manyFiles(dir, ENTRIES);
     const observer = await ctx.daemon.client();
+    const stallsFrom = ctx.daemon.stalls.length;
     const pid = ctx.daemon.proc.pid!;
     const before = rssMiB(pid);
     const { worstMs, result } = await worstInfoDuring(observer, ctx.client.ok("files.list", { path: dir, limit: 1 }, 120_000));
@@ -29,7 +31,7 @@ describe("big file actions do not stall other clients", () => {
     expect(again.entries[0].name).toBe("f0000000");
     const page = await ctx.client.ok("files.list", { path: dir, limit: 3, glob: "f01499*" }, 120_000);
     expect(page.entries.map((e: { name: string }) => e.name)).toEqual(["f0149900", "f0149901", "f0149902"]);
-    expect(worstMs).toBeLessThan(STALL_BOUND_MS);
+    expect(stallsOverBudget(ctx.daemon, stallsFrom).map(describeStall)).toEqual([]);
     expect(grownMiB).toBeLessThan(100);
     await observer.close();
   }, 300_000);
@@ -41,11 +43,12 @@ describe("big file actions do not stall other clients", () => {
     await manyFiles(tree, ENTRIES);
     writeFileSync(join(tree, "sub", "deeper", "x"), "x");
     const observer = await ctx.daemon.client();
+    const stallsFrom = ctx.daemon.stalls.length;
     const { worstMs, result } = await worstInfoDuring(observer, ctx.client.ok("files.remove", { path: tree, recursive: true }, 300_000));
     console.log(`files.remove recursive of ${ENTRIES}: worst state.info ${worstMs} ms`);
     expect(result).toEqual({ path: tree, type: "directory" });
     expect(existsSync(tree)).toBe(false);
-    expect(worstMs).toBeLessThan(STALL_BOUND_MS);
+    expect(stallsOverBudget(ctx.daemon, stallsFrom).map(describeStall)).toEqual([]);
     await observer.close();
   }, 300_000);
 
@@ -58,6 +61,7 @@ describe("big file actions do not stall other clients", () => {
     writeFileSync(path, text);
     const edits = Array.from({ length: 1000 }, (_, i) => ({ old: `<marker-${i}>`, new: `<done-${i}>` }));
     const observer = await ctx.daemon.client();
+    const stallsFrom = ctx.daemon.stalls.length;
     const { worstMs, result } = await worstInfoDuring(observer, ctx.client.ok("files.edit", { path, edits }, 300_000));
     console.log(`files.edit 1000 edits of ${text.length} bytes: worst state.info ${worstMs} ms`);
     expect(result.replacements).toBe(1000);
@@ -65,7 +69,7 @@ describe("big file actions do not stall other clients", () => {
     expect(edited.startsWith("<done-0>\n")).toBe(true);
     expect(edited).toContain("<done-999>");
     expect(edited).not.toContain("<marker-");
-    expect(worstMs).toBeLessThan(STALL_BOUND_MS);
+    expect(stallsOverBudget(ctx.daemon, stallsFrom).map(describeStall)).toEqual([]);
     await observer.close();
   }, 300_000);
 
@@ -77,14 +81,15 @@ describe("big file actions do not stall other clients", () => {
     ftruncateSync(fd, size);
     closeSync(fd);
     const pid = ctx.daemon.proc.pid!;
+    const stallsFrom = ctx.daemon.stalls.length;
     const started = performance.now();
     const tail = await ctx.client.ok("files.read", { path, offset: size - 10, limit: 10 }, 120_000);
     const tookMs = Math.round(performance.now() - started);
     console.log(`10-byte read at the end of 64 GiB: ${tookMs} ms`);
     expect(tail).toMatchObject({ data: "\u0000".repeat(10), eof: true, next: size });
     expect(tail.sha256).toBeUndefined(); // not asked for, over 64 MiB: not computed
-    expect(tookMs).toBeLessThan(5000);
     expect(childrenNamed(pid, "sha256sum")).toEqual([]);
+    expect(stallsOverBudget(ctx.daemon, stallsFrom).map(describeStall)).toEqual([]); // nor read on the loop
     // Asked for, the hash runs in a child — which ends when the asking client goes away.
     const asker = await ctx.daemon.client();
     const asked = asker.call("files.read", { path, offset: size - 10, limit: 10, sha256: true }, 120_000).catch(() => undefined);

@@ -1,6 +1,7 @@
 import { execFile } from "node:child_process";
 import { readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { useDaemon } from "../helpers/daemon.js";
@@ -40,10 +41,11 @@ describe("files.watch within the daemon's share of inotify watches", () => {
     await promisify(execFile)("python3", ["-c", script, root, String(trees)], { timeout: 600_000 });
     const pid = ctx.daemon.proc.pid!;
     const baseline = inotifyWatches(pid);
+    const owner = await ctx.daemon.client(); // its watches end with it, below
     const results: Array<{ tree: string; watch?: string; code?: string }> = [];
     for (let t = 0; t < trees; t++) {
       const tree = join(root, `t${String(t).padStart(2, "0")}`);
-      const reply = await ctx.client.call("files.watch", { path: tree, recursive: true }, 120_000);
+      const reply = await owner.call("files.watch", { path: tree, recursive: true }, 120_000);
       results.push({ tree, watch: reply.result?.watch, code: reply.error?.code });
     }
     const ok = results.filter((r) => r.watch);
@@ -62,12 +64,17 @@ describe("files.watch within the daemon's share of inotify watches", () => {
     // An ok watch sees a change in its last directory.
     const last = ok.at(-1)!;
     const file = join(last.tree, `d${String(DIRS_PER_TREE - 2).padStart(4, "0")}`, "new.txt");
-    const event = ctx.client.waitFor((f) => f.event === "fs.change" && f.watch === last.watch && f.path === file, 10_000, "the create");
+    const event = owner.waitFor((f) => f.event === "fs.change" && f.watch === last.watch && f.path === file, 10_000, "the create");
     writeFileSync(file, "x");
     await event;
     // Stopping a watch gives its share back.
-    await ctx.client.ok("files.unwatch", { watch: ok[0]!.watch });
+    await owner.ok("files.unwatch", { watch: ok[0]!.watch });
     await other.ok("files.watch", { path: refused[0]!.tree, recursive: true }, 120_000);
+    // Connections that go take their watches along: every inotify watch is removed (in slices, so
+    // the ~48,000 closes are no stall for the suite's watchdog check after this test).
+    await owner.close();
     await other.close();
+    for (const started = Date.now(); inotifyWatches(pid) > baseline && Date.now() - started < 60_000; ) await sleep(100);
+    expect(inotifyWatches(pid)).toBe(baseline);
   }, 600_000);
 });

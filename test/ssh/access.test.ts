@@ -49,7 +49,8 @@ describe.skipIf(!haveSsh)("SSH: the credential (expiry, revocation, refusal) wit
     const tookMs = Date.now() - revokedAt;
     console.log(`[measure] revoke → session closed in ${tookMs} ms`);
     expect(ended.code).not.toBe(0);
-    expect(tookMs).toBeLessThan(10_000); // a second on a quiet machine; generous here (see the measured line)
+    // The session ended because of the revoke (it would stay open otherwise); how soon is the measured
+    // line, not asserted: on a loaded machine a wall-clock bound measures the machine.
     const again = await clients.ssh(access, [], "echo hi");
     expect(again.code).toBe(255);
     expect(again.stderr).toContain("Permission denied");

@@ -79,7 +79,10 @@ describe.skipIf(!haveSsh)("SSH: budgets with the real OpenSSH client", () => {
     console.log(
       `[measure] state.info during ${CHANNELS} channels (${samples.length} samples): median ${median.toFixed(1)} ms, slowest ${worstMs.toFixed(1)} ms; daemon eventLoop.maxMs ${eventLoop.maxMs}, stalls ${ctx.daemon.stalls.length - stallsFrom}`,
     );
-    expect(worstMs).toBeLessThan(1000); // 100 ms on a quiet machine; generous here (see the measured line)
+    // The watchdog's figure, not the round trips' wall-clock time (on a loaded machine that measures
+    // the machine): no turn the daemon itself spent went over the suite's budget.
+    expect(samples.length).toBeGreaterThan(0);
+    expect(stallsOverBudget(ctx.daemon, stallsFrom).map(describeStall)).toEqual([]);
 
     // The budget is free again once they closed.
     const after = await clients.ssh(access, [...mux, "-o", "ControlMaster=no"], "echo again");
