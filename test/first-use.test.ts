@@ -191,22 +191,6 @@ describe("the first request of each kind on a fresh daemon", { timeout: 300_000 
     await ok("cache.list");
     await ok("cache.prune", { olderThanMs: 604_800_000 });
 
-    await ok("state.metrics", { limit: 5 });
-
-    const session = await ok("session.open", { cwd: work });
-    await ok("session.run", { session: session.session.id, command: "export A=b && cd ..", wait: 30_000 });
-    await ok("session.status", { session: session.session.id });
-    await ok("session.list");
-    await ok("session.close", { session: session.session.id });
-
-    const context = await ok("code.context.create", { language: "javascript", cwd: work });
-    const run = await ok("code.run", { context: context.context.id, code: "1 + 1", wait: 30_000 });
-    await ok("code.context.list");
-    await ok("code.context.restart", { context: context.context.id });
-    await ok("code.file", { job: run.job.id, file: `${run.job.id}-1.png` }, "not_found"); // a run with no figure
-    await ok("code.context.remove", { context: context.context.id });
-    await ok("code.run", { code: "1 + 1", wait: 30_000 }); // the default context, in Python
-
     await ok("ports.list");
     await ok("ports.wait", { port: app.port, timeoutMs: 10_000 });
     const preview = await ok("preview.open", { port: app.port });
