@@ -87,7 +87,10 @@ describe.skipIf(!haveSsh)("SSH: hostile clients on the SSH port", () => {
     await sleep(400);
     ctx.daemon.proc.kill("SIGCONT");
     await expect.poll(() => ctx.daemon.stalls.length, { timeout: 15_000 }).toBeGreaterThan(stallsFrom);
-    expect(ctx.daemon.stalls[stallsFrom]!.cause).toBe("ssh handshake (in flight)");
+    // The metrics sampler's periodic slice may be in flight too ("one of: ssh handshake, metrics sampler").
+    const cause = ctx.daemon.stalls[stallsFrom]!.cause;
+    expect(cause).toMatch(/^ssh handshake \(in flight\)$|^one of: .*ssh handshake/);
+    expect(cause).not.toContain("state.info");
   });
 
   it("16 connections announcing a 2 GiB packet, then sending 64 KiB more: each is dropped at the bad length, nothing is allocated, jobs still start", async () => {
