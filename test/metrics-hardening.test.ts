@@ -73,8 +73,10 @@ describe("the sampler under a job of 10,000 processes", { timeout: 300_000 }, ()
     expect(seen.usage.processes).toBe(10_001);
     const elapsedS = (performance.now() - started) / 1000;
     const spentS = (await samplerSeconds(ctx.daemon.url, ctx.daemon.token)) - cpuBefore;
-    // Within budget: 1 % of the time passed, plus the burst it may spend ahead, plus one pass over the budget.
-    expect(spentS, `sampler CPU ${spentS.toFixed(3)} s over ${elapsedS.toFixed(1)} s`).toBeLessThanOrEqual(0.01 * elapsedS + 0.05 + 0.5);
+    // Within budget: 1 % of the time passed, plus the burst it may spend ahead, plus one pass over the
+    // budget (the first reading of 10,001 processes: 0.4–0.65 s of CPU here, the most with the other
+    // core busy, where every /proc read costs more).
+    expect(spentS, `sampler CPU ${spentS.toFixed(3)} s over ${elapsedS.toFixed(1)} s`).toBeLessThanOrEqual(0.01 * elapsedS + 0.05 + 1);
     expect(daemonRss(pid) - rssBefore).toBeLessThan(64 * 1024 * 1024);
     // The daemon answers on: a request between passes is not held by the sampler.
     const info = await ctx.client.ok("state.info");

@@ -113,6 +113,9 @@ export class Requests<M> {
     const child = gen?.child;
     if (host.state() !== "idle" || !gen || !child)
       return { ok: false, error: { code: "conflict", message: `${host.name} has ${host.state()}; the request did not run` } };
+    // Cancelled (or timed out) before it reached the child: the manager's stop found no control to
+    // signal and aborted the job instead; the request is never sent.
+    if (job.signal.aborted) return { ok: false };
     host.setState("busy");
     const running = new RunningRequest(request, job, gen.number);
     this.current = running;

@@ -18,7 +18,8 @@ export function jobManager(): JobManager {
   jobs.restore();
   onTestFinished(async () => {
     await jobs.shutdown(200);
-    rmSync(dir, { recursive: true, force: true });
+    // The spare output directories refill in the background: a removal may meet one being made.
+    rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
   });
   return jobs;
 }

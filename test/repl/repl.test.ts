@@ -62,7 +62,9 @@ describe("a long-lived child driven one request at a time", () => {
     const repl = fixtureRepl(jobs);
     await repl.start();
     await ended(jobs, run(repl, "set:x=41"));
-    const job = run(repl, "sleep:600000");
+    const job = run(repl, "nap:600000");
+    // Once the child has begun the run: a SIGINT that reaches this fixture while it is idle is ignored.
+    await expect.poll(() => job.status().outputBytes, { timeout: 20_000 }).toBeGreaterThan(0);
     jobs.cancel(job.id, "SIGTERM", 20_000);
     await ended(jobs, job);
     expect(job.status()).toMatchObject({ state: "cancelled", exitCode: 1 });
