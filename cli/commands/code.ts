@@ -1,4 +1,4 @@
-import { readFile, writeFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { CodeOutput, CodeRunResult, ContextStatus } from "../../protocol/actions/code.js";
 import type { JobStatus } from "../../protocol/common.js";
@@ -51,6 +51,7 @@ async function saveImages(client: CliClient, job: string, output: CodeOutput, di
         ? Buffer.from(inline, mime === "image/svg+xml" ? "utf8" : "base64")
         : await runFile(client, job, file!.file);
     const path = join(dir, `${job}-${++counter.n}.${ext}`);
+    await mkdir(dir, { recursive: true }); // `-o figures/` need not exist yet, as with curl --create-dirs
     await writeFile(path, bytes);
     const size = output.metadata?.[mime] as { width?: number; height?: number } | undefined;
     lines.push(`${mime === "image/svg+xml" ? "image" : "figure"}: ${path}${size?.width ? ` (${size.width}x${size.height})` : ""}`);
