@@ -4,19 +4,9 @@ import { describe, expect, it, onTestFinished } from "vitest";
 import { screen } from "../cli/commands/top.js";
 import type { JobStatus } from "../protocol/common.js";
 import { CLI_MAIN, type Frame, useDaemon } from "./helpers/daemon.js";
+import { busyPython } from "./helpers/busy-python.js";
 
-/** Holds 60 MB and burns CPU until stdin closes. */
-const BUSY = `import sys, threading
-b = bytearray(60_000_000)
-for i in range(0, len(b), 4096): b[i] = 1
-done = False
-def watch():
-    global done
-    sys.stdin.read()
-    done = True
-threading.Thread(target=watch, daemon=True).start()
-while not done: pass
-`;
+const BUSY = busyPython(60_000_000);
 
 describe("hotline top", { timeout: 120_000 }, () => {
   const ctx = useDaemon();

@@ -3,23 +3,13 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { type Frame, TestDaemon, type TestClient } from "./helpers/daemon.js";
 import { toolAvailable } from "./helpers/tools.js";
+import { busyPython } from "./helpers/busy-python.js";
 
 const CHROMIUM = "/usr/bin/chromium";
 const hasChromium = toolAvailable("chromium", ["--version"]);
 const SHOTS = new URL("../.tmp/", import.meta.url).pathname;
 
-/** Burns CPU with 100 MB held until stdin closes: a job whose CPU figure keeps moving. */
-const BUSY = `import sys, threading, time
-b = bytearray(100_000_000)
-for i in range(0, len(b), 4096): b[i] = 1
-done = False
-def watch():
-    global done
-    sys.stdin.read()
-    done = True
-threading.Thread(target=watch, daemon=True).start()
-while not done: pass
-`;
+const BUSY = busyPython(100_000_000);
 
 interface Panel {
   points: Record<string, number>;
