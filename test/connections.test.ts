@@ -64,7 +64,7 @@ function logged(daemon: TestDaemon, text: string): Promise<void> {
 
 describe("heartbeat of a client whose requests are held", () => {
   it("cuts off one that pipelined and stopped reading (its slot is free again), and keeps one held only by running requests", async () => {
-    const daemon = await TestDaemon.start({ args: ["--heartbeat-ms", "200", "--max-connections", "3", "--log-level", "debug"] });
+    const daemon = await TestDaemon.start({ args: ["--heartbeat-ms", "400", "--max-connections", "3", "--log-level", "debug"] });
     try {
       const client = await daemon.client();
       const { job: big } = await client.ok("shell", { command: "yes hotline | head -c 16777216", wait: 60_000 });
