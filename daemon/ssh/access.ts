@@ -33,6 +33,18 @@ export function pastedCommand(host: string, port: number, user: string, knownHos
   return `ssh ${p}-o StrictHostKeyChecking=yes -o UserKnownHostsFile=/dev/null -o 'KnownHostsCommand=/bin/echo ${knownHostsLine}' ${user}@${host}`;
 }
 
+/** How long ssh.open and terminal.open wait for an SSH server that is still starting. */
+const STARTING_WAIT_MS = 10_000;
+
+function waitAtMost(settled: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+    timer.unref();
+  });
+  return Promise.race([settled, late]).finally(() => clearTimeout(timer));
+}
+
 /**
  * Mints SSH credentials (an `ssh`-use token of the asking token's issuer, label `ssh`) and says
  * where they work: publicSsh when set, else the address the listener bound (a wildcard bind is
@@ -42,23 +54,30 @@ export class SshAccess {
   private reachable: { host: string; port: number; hostKey: HostKey } | undefined;
   private bound: { host: string; port: number } | undefined;
   private reason = "the SSH server has not started yet";
+  /** Settles once the server has started or failed to: the daemon listens for WebSockets first. */
+  private readonly started: Promise<void>;
+  private settle!: () => void;
 
   constructor(
     private readonly tokens: TokenStore,
     private readonly publicSsh: string | undefined,
-  ) {}
+  ) {
+    this.started = new Promise<void>((resolve) => (this.settle = resolve));
+  }
 
   /** The listener is up at this address with this key. */
   listening(bound: { host: string; port: number }, hostKey: HostKey): void {
     const host = bound.host === "0.0.0.0" ? "127.0.0.1" : bound.host === "::" ? "::1" : bound.host;
     this.reachable = { ...(this.publicSsh ? splitHostPort(this.publicSsh) : { host, port: bound.port }), hostKey };
     this.bound = bound;
+    this.settle();
   }
 
   /** SSH is off, or its listener failed to start: why, in words a client can act on. */
   unavailable(reason: string): void {
     this.reachable = undefined;
     this.reason = reason;
+    this.settle();
   }
 
   status(): SshStatus {
@@ -68,6 +87,9 @@ export class SshAccess {
 
   /** A new credential expiring after ttlMs (15 minutes unless given), issued on behalf of `issuer`. */
   async issue(issuer: string, ttlMs: number | undefined): Promise<SshAccessReply> {
+    // A client that connects the moment the daemon listens asks before the SSH server (loaded on
+    // first use) is up: it waits for the start, at most STARTING_WAIT_MS, rather than hear "not yet".
+    if (!this.reachable) await waitAtMost(this.started, STARTING_WAIT_MS);
     const at = this.reachable;
     if (!at) return { available: false, reason: this.reason };
     const { token, id, expiresAt } = await this.tokens.create({
