@@ -123,6 +123,7 @@ describe("health endpoints", () => {
     expect(off.logLines.some((l) => l.includes('"ssh:'))).toBe(false);
     // SSH on with its port taken: the daemon runs, ssh.open says why, and readiness stays false.
     const on = await start();
+    await readyzUntil(on.url, 200); // the SSH server starts after the WebSocket listener: its port is known once ready
     const info = (await (await on.client()).ok("state.info")) as { ssh: { port: number } };
     const blocked = await start(["--ssh-port", String(info.ssh.port)]);
     const refused = await readyzUntil(blocked.url, 503);
