@@ -97,7 +97,7 @@ export async function openFollowingRedirects(start: URL, opts: OpenOptions): Pro
     const res =
       lean ??
       (await (
-        await loadUndici()
+        await import("./undici-request.js")
       )
         .request(url, {
           method: "GET",
@@ -142,14 +142,4 @@ export async function openFollowingRedirects(start: URL, opts: OpenOptions): Pro
     }
     url = next;
   }
-}
-
-/**
- * undici's module, loaded on first use. In the bundle (scripts/bundle.mjs) a dynamic import of a
- * CommonJS package is a chunk whose only export is `default` (the package's module.exports); from
- * sources, Node's loader also names its exports. Either way the caller gets the exports object.
- */
-async function loadUndici(): Promise<typeof import("undici")> {
-  const loaded = (await import("undici")) as typeof import("undici") & { default?: typeof import("undici") };
-  return typeof loaded.request === "function" ? loaded : loaded.default!;
 }
