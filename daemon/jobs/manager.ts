@@ -191,6 +191,7 @@ export class JobManager extends EventEmitter {
     const ended = live.map((job) => new Promise<void>((resolve) => (job.finished ? resolve() : job.once("end", () => resolve()))));
     for (const job of live) this.stop(job, "shutdown", "SIGTERM", graceMs);
     await Promise.race([Promise.all(ended), new Promise((r) => setTimeout(r, graceMs + 1000))]);
+    await this.store.spares.stop();
   }
 
   /** Ends a job early: `signal` to its process group, SIGKILL (and its abort signal) after the grace. */

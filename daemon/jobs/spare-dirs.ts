@@ -12,7 +12,9 @@ const POOL_SIZE = 16;
  */
 export class SpareDirs {
   private readonly ready: string[] = [];
-  private refilling = false;
+  private starting: Promise<void> | undefined;
+  private refilling: Promise<void> | undefined;
+  private stopped = false;
   private counter = 0;
 
   constructor(
@@ -22,11 +24,22 @@ export class SpareDirs {
   ) {}
 
   /** Starts filling the pool; spares left by an earlier run are reused. */
-  async start(): Promise<void> {
-    await mkdir(this.root, { recursive: true });
-    for (const name of await readdir(this.root)) {
-      if (name.endsWith(".tmp")) await rm(join(this.root, name), { recursive: true, force: true });
-      else this.ready.push(join(this.root, name));
+  start(): Promise<void> {
+    this.starting ??= this.reuse();
+    return this.starting;
+  }
+
+  /** A pool that cannot be made (a full or read-only disk) only costs each log its own mkdir. */
+  private async reuse(): Promise<void> {
+    try {
+      await mkdir(this.root, { recursive: true });
+      for (const name of await readdir(this.root)) {
+        if (name.endsWith(".tmp")) await rm(join(this.root, name), { recursive: true, force: true });
+        else this.ready.push(join(this.root, name));
+      }
+    } catch (err) {
+      this.log.warn({ err }, "could not reuse spare directories");
+      return;
     }
     this.refill();
   }
@@ -47,12 +60,18 @@ export class SpareDirs {
     for (const file of this.emptyFiles) writeFileSync(join(target, file), "", { flag: "a" });
   }
 
+  /** Stops refilling, once the spare being made is done: nothing is created after the job manager's shutdown. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.starting;
+    await this.refilling;
+  }
+
   private refill(): void {
-    if (this.refilling || this.ready.length >= POOL_SIZE) return;
-    this.refilling = true;
-    void (async () => {
+    if (this.refilling || this.stopped || this.ready.length >= POOL_SIZE) return;
+    const fill = async (): Promise<void> => {
       try {
-        while (this.ready.length < POOL_SIZE) {
+        while (this.ready.length < POOL_SIZE && !this.stopped) {
           const name = `${process.pid}-${Date.now().toString(36)}-${this.counter++}`;
           const tmp = join(this.root, `${name}.tmp`);
           await mkdir(tmp);
@@ -63,9 +82,8 @@ export class SpareDirs {
         }
       } catch (err) {
         this.log.warn({ err }, "could not refill spare directories");
-      } finally {
-        this.refilling = false;
       }
-    })();
+    };
+    this.refilling = fill().finally(() => (this.refilling = undefined));
   }
 }

@@ -17,9 +17,8 @@ export function jobManager(): JobManager {
   const jobs = new JobManager({ dir, outputCapBytes: 64 * 1024 * 1024, retainJobs: 200, log: pino({ level: "silent" }) });
   jobs.restore();
   onTestFinished(async () => {
-    await jobs.shutdown(200);
-    // The spare output directories refill in the background: a removal may meet one being made.
-    rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+    await jobs.shutdown(200); // which also stops the spare output directories' refill
+    rmSync(dir, { recursive: true, force: true });
   });
   return jobs;
 }
